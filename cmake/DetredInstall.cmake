@@ -1,0 +1,24 @@
+# Installation and the package config, so that find_package(detred CONFIG REQUIRED) gives detred::detred
+# (and detred::cuda when the CUDA backend was built).
+include_guard(GLOBAL)
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(DETRED_CONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/detred)
+set(detred_targets detred)
+if(DETRED_HAVE_CUDA)
+  list(APPEND detred_targets detred_cuda)
+endif()
+
+install(TARGETS ${detred_targets} EXPORT detredTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY include/detred DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT detredTargets NAMESPACE detred:: DESTINATION ${DETRED_CONFIG_DIR})
+
+configure_package_config_file(cmake/detredConfig.cmake.in ${PROJECT_BINARY_DIR}/detredConfig.cmake
+  INSTALL_DESTINATION ${DETRED_CONFIG_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/detredConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/detredConfig.cmake ${PROJECT_BINARY_DIR}/detredConfigVersion.cmake
+  DESTINATION ${DETRED_CONFIG_DIR})

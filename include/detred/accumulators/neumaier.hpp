@@ -1,0 +1,40 @@
+// neumaier_accumulator: compensated summation with exact error terms (Neumaier 1974; Ogita-Rump-Oishi's Sum2).
+//
+// State (sum, compensation): sum is the plain floating-point sum in the same order, compensation the rounded sum of
+// the exact rounding errors of every addition (Knuth's branch-free TwoSum gives the same error as Neumaier's
+// magnitude test). The result is fl(sum + compensation).
+// Error (Ogita, Rump, Oishi 2005, Prop. 4.5, with h = n-1 sequentially and h = h(n)+1 in the canonical tree):
+//   |result - s| <= u|s| + gamma_h^2 sum|x_i|,  s the exact sum. See docs/ACCURACY.md.
+// IEEE behaviour: once the sum is Inf or NaN the compensation is dropped, so Inf, NaN and overflow come out as plain
+// IEEE addition gives them; when the compensation is zero the sum's own zero sign is kept; an empty sum is -0.0.
+#pragma once
+
+#include "detred/accumulators/error_free.hpp"
+#include "detred/config.hpp"
+#include "detred/types/float_traits.hpp"
+
+namespace detred {
+
+template <floating_accumulation A>
+struct neumaier_accumulator {
+  using value_type = A;
+  A sum = negative_zero<A>();
+  A compensation = negative_zero<A>();  // -0.0 so that merging an empty compensation is exact, sign included
+
+  static constexpr DETRED_HD neumaier_accumulator from_value(A x) { return neumaier_accumulator{x, negative_zero<A>()}; }
+
+  // Combines this (the left, lower-index operand) with right.
+  constexpr DETRED_HD void merge(const neumaier_accumulator& right) {
+    const sum_and_error<A> se = two_sum(sum, right.sum);
+    compensation = is_finite(se.sum) ? (compensation + right.compensation) + se.error : negative_zero<A>();
+    sum = se.sum;
+  }
+  constexpr DETRED_HD void add(A x) { merge(from_value(x)); }
+
+  constexpr DETRED_HD A result() const {
+    if (!is_finite(sum) || compensation == A(0)) return sum;
+    return sum + compensation;
+  }
+};
+
+}  // namespace detred

@@ -1,0 +1,86 @@
+// min, max, argmin, argmax (reduce.hpp). IEEE 754-2019 minimum/maximum are exact, hence associative and
+// commutative: one left-to-right pass gives the only possible bits, whatever the order.
+#include <cstddef>
+
+#include "detred/reduce.hpp"
+
+namespace detred::detail {
+namespace {
+
+template <class T>
+using compare_t = std::conditional_t<(sizeof(T) == 2), float, T>;
+
+template <class T>
+T signed_infinity(bool negative) {
+  if constexpr (std::same_as<T, half>) return half::from_bits(negative ? 0xfc00u : 0x7c00u);
+  else if constexpr (std::same_as<T, bfloat16>) return bfloat16::from_bits(negative ? 0xff80u : 0x7f80u);
+  else return negative ? -infinity<T>() : infinity<T>();
+}
+
+template <class T>
+bool sign_bit(T x) {
+  return (bits_of(x) >> (8 * sizeof(T) - 1)) != 0;
+}
+
+// True when x should replace the current best under IEEE minimum (want_min) or maximum, NaNs excluded by the caller:
+// a strictly better value, or the better-signed zero (-0 for minimum, +0 for maximum).
+template <class T>
+bool better(T x, T best, bool want_min) {
+  const compare_t<T> v = widen<compare_t<T>>(x);
+  const compare_t<T> b = widen<compare_t<T>>(best);
+  if (want_min ? v < b : v > b) return true;
+  return v == 0 && b == 0 && sign_bit(x) == want_min && sign_bit(best) != want_min;
+}
+
+template <class T>
+T extremum(const T* x, std::size_t n, bool want_min) {
+  T best = signed_infinity<T>(!want_min);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (is_nan(x[i])) return canonical_nan<T>();
+    if (better(x[i], best, want_min)) best = x[i];
+  }
+  return best;
+}
+
+template <class T>
+std::size_t arg_extremum(const T* x, std::size_t n, bool want_min) {
+  if (n == 0) return 0;
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (is_nan(x[i])) return i;
+    if (i > 0 && better(x[i], x[best], want_min)) best = i;
+  }
+  return best;
+}
+
+}  // namespace
+
+template <class T>
+T min_n(const T* data, std::size_t n) {
+  return extremum(data, n, true);
+}
+template <class T>
+T max_n(const T* data, std::size_t n) {
+  return extremum(data, n, false);
+}
+template <class T>
+std::size_t argmin_n(const T* data, std::size_t n) {
+  return arg_extremum(data, n, true);
+}
+template <class T>
+std::size_t argmax_n(const T* data, std::size_t n) {
+  return arg_extremum(data, n, false);
+}
+
+#define DETRED_INSTANTIATE_EXTREMA(T)                     \
+  template T min_n<T>(const T*, std::size_t);             \
+  template T max_n<T>(const T*, std::size_t);             \
+  template std::size_t argmin_n<T>(const T*, std::size_t); \
+  template std::size_t argmax_n<T>(const T*, std::size_t);
+DETRED_INSTANTIATE_EXTREMA(half)
+DETRED_INSTANTIATE_EXTREMA(bfloat16)
+DETRED_INSTANTIATE_EXTREMA(float)
+DETRED_INSTANTIATE_EXTREMA(double)
+#undef DETRED_INSTANTIATE_EXTREMA
+
+}  // namespace detred::detail

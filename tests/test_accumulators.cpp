@@ -1,0 +1,112 @@
+// accumulators/*.hpp: TwoSum exactness, each accumulator's IEEE behaviour, and the pairwise accumulator as the
+// streaming form of the canonical order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "detred/accumulators/accumulator.hpp"
+#include "tests/support/reference.hpp"
+
+namespace {
+using namespace detred;
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+template <class Acc>
+double run(std::initializer_list<double> xs) {
+  Acc acc;
+  for (double x : xs) acc.add(x);
+  return acc.result();
+}
+
+TEST(ErrorFree, TwoSumIsExactForAnyOrdering) {
+  const auto r = two_sum(1.0, 0x1p-60);
+  EXPECT_EQ(r.sum, 1.0);
+  EXPECT_EQ(r.error, 0x1p-60);
+  const auto q = two_sum(0x1p-60, 1.0);  // |a| < |b|: TwoSum needs no ordering
+  EXPECT_EQ(q.sum, 1.0);
+  EXPECT_EQ(q.error, 0x1p-60);
+  const auto f = fast_two_sum(1.0, 0x1p-60);
+  EXPECT_EQ(f.error, 0x1p-60);
+}
+
+TEST(Accumulators, EmptyIsNegativeZero) {
+  EXPECT_EQ(test::bits(plain_accumulator<double>{}.result()), test::bits(-0.0));
+  EXPECT_EQ(test::bits(kahan_accumulator<double>{}.result()), test::bits(-0.0));
+  EXPECT_EQ(test::bits(neumaier_accumulator<double>{}.result()), test::bits(-0.0));
+  EXPECT_EQ(test::bits(pairwise_accumulator<plain_accumulator<double>>{}.result()), test::bits(-0.0));
+}
+
+template <class Acc>
+void expect_ieee_behaviour() {
+  SCOPED_TRACE(typeid(Acc).name());
+  EXPECT_EQ(test::bits(run<Acc>({-0.0, -0.0})), test::bits(-0.0));
+  EXPECT_EQ(test::bits(run<Acc>({-0.0, 0.0})), test::bits(0.0));
+  EXPECT_EQ(test::bits(run<Acc>({1.0, -1.0})), test::bits(0.0));
+  EXPECT_EQ(run<Acc>({inf, 1.0, 2.0}), inf);
+  EXPECT_EQ(run<Acc>({1.0, -inf, 2.0}), -inf);
+  EXPECT_TRUE(std::isnan(run<Acc>({inf, -inf})));
+  EXPECT_TRUE(std::isnan(run<Acc>({1.0, std::nan(""), 1.0})));
+  const double max = std::numeric_limits<double>::max();
+  EXPECT_EQ(run<Acc>({max, max}), inf);  // finite overflow rounds to +Inf
+  EXPECT_EQ(run<Acc>({-max, -max, 1.0}), -inf);
+  EXPECT_EQ(run<Acc>({0x1p-1074, 0x1p-1074}), 0x1p-1073);  // subnormals kept
+}
+
+TEST(Accumulators, FollowIeeeForSpecialValues) {
+  expect_ieee_behaviour<plain_accumulator<double>>();
+  expect_ieee_behaviour<kahan_accumulator<double>>();
+  expect_ieee_behaviour<neumaier_accumulator<double>>();
+  expect_ieee_behaviour<pairwise_accumulator<plain_accumulator<double>>>();
+  expect_ieee_behaviour<pairwise_accumulator<neumaier_accumulator<double>>>();
+}
+
+TEST(Accumulators, CompensationRecoversWhatPlainLoses) {
+  // 1 + 2^-53 + 2^-53 ... : plain addition drops every small term, compensated sums keep them.
+  EXPECT_EQ(run<plain_accumulator<double>>({1.0, 0x1p-53, 0x1p-53}), 1.0);
+  EXPECT_EQ(run<kahan_accumulator<double>>({1.0, 0x1p-53, 0x1p-53}), 1.0 + 0x1p-52);
+  EXPECT_EQ(run<neumaier_accumulator<double>>({1.0, 0x1p-53, 0x1p-53}), 1.0 + 0x1p-52);
+  // Neumaier also handles a term larger than the running sum, which defeats Kahan.
+  EXPECT_EQ(run<neumaier_accumulator<double>>({1.0, 0x1p100, 1.0, -0x1p100}), 2.0);
+  EXPECT_EQ(run<kahan_accumulator<double>>({1.0, 0x1p100, 1.0, -0x1p100}), 0.0);
+}
+
+TEST(Accumulators, NeumaierMergeMatchesAddOfSingleTerms) {
+  std::vector<double> x = test::random_fixed_range<double>(1000, 40, 3, true);
+  neumaier_accumulator<double> by_add, by_merge;
+  for (double v : x) {
+    by_add.add(v);
+    by_merge.merge(neumaier_accumulator<double>::from_value(v));
+  }
+  EXPECT_EQ(test::bits(by_add.result()), test::bits(by_merge.result()));
+}
+
+TEST(PairwiseAccumulator, IsTheCanonicalOrderForEveryLength) {
+  std::vector<float> x = test::random_fixed_range<float>(300, 20, 5, true);
+  const std::function<float(float, float)> add = [](float a, float b) { return a + b; };
+  for (std::size_t n = 0; n <= x.size(); ++n) {
+    pairwise_accumulator<plain_accumulator<float>> acc;
+    for (std::size_t i = 0; i < n; ++i) acc.add(x[i]);
+    ASSERT_EQ(test::bits(acc.result()), test::bits(test::canonical_reference<float>(x, n, add, -0.0f))) << "n=" << n;
+  }
+}
+
+TEST(PairwiseAccumulator, SubtreesAndSingleTermsGiveTheSameBits) {
+  std::vector<double> x = test::random_fixed_range<double>(1000, 30, 9, true);
+  pairwise_accumulator<plain_accumulator<double>> single, blocks;
+  for (double v : x) single.add(v);
+  // 512 + 256 + 128 + 64 + 32 + 8 = 1000: push each aligned block's root.
+  std::size_t i = 0;
+  for (int level : {9, 8, 7, 6, 5, 3}) {
+    pairwise_accumulator<plain_accumulator<double>> block;
+    for (std::size_t k = 0; k < (std::size_t{1} << level); ++k) block.add(x[i + k]);
+    blocks.add_subtree(block.root(), level);
+    i += std::size_t{1} << level;
+  }
+  EXPECT_EQ(blocks.count(), 1000u);
+  EXPECT_EQ(test::bits(single.result()), test::bits(blocks.result()));
+}
+
+}  // namespace

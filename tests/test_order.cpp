@@ -1,0 +1,64 @@
+// order.hpp: the binary counter computes the definition, and canonical_depth is the true depth of the tree.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "detred/order.hpp"
+#include "tests/support/reference.hpp"
+
+namespace {
+
+struct concat {
+  void operator()(std::string& left, const std::string& right) const { left += right; }
+};
+// Records the association as a fully parenthesised expression, so the test sees the order itself.
+struct parenthesise {
+  void operator()(std::string& left, const std::string& right) const { left = "(" + left + "+" + right + ")"; }
+};
+
+TEST(CanonicalOrder, DocumentedExamples) {
+  auto expression = [](std::size_t n) {
+    detred::binary_counter<std::string, parenthesise> counter;
+    for (std::size_t i = 0; i < n; ++i) counter.push(std::to_string(i));
+    return counter.fold();
+  };
+  EXPECT_EQ(expression(1), "0");
+  EXPECT_EQ(expression(3), "((0+1)+2)");
+  EXPECT_EQ(expression(4), "((0+1)+(2+3))");
+  EXPECT_EQ(expression(7), "((((0+1)+(2+3))+(4+5))+6)");
+  EXPECT_EQ(expression(13), "(((((0+1)+(2+3))+((4+5)+(6+7)))+((8+9)+(10+11)))+12)");
+}
+
+TEST(CanonicalOrder, BinaryCounterMatchesTheRecursiveDefinition) {
+  const std::function<std::string(std::string, std::string)> op = [](std::string a, std::string b) {
+    return "(" + a + "+" + b + ")";
+  };
+  std::vector<std::string> x;
+  for (int i = 0; i < 200; ++i) x.push_back(std::to_string(i));
+  for (std::size_t n = 1; n <= x.size(); ++n) {
+    detred::binary_counter<std::string, parenthesise> counter;
+    for (std::size_t i = 0; i < n; ++i) counter.push(x[i]);
+    ASSERT_EQ(counter.fold(), detred::test::canonical_reference<std::string>(x, n, op, "")) << n;
+  }
+}
+
+TEST(CanonicalOrder, DepthIsTheLongestPathInTheTree) {
+  // Depth of every leaf = number of '(' enclosing it in the parenthesised expression.
+  for (std::uint64_t n = 1; n <= 300; ++n) {
+    detred::binary_counter<std::string, parenthesise> counter;
+    for (std::uint64_t i = 0; i < n; ++i) counter.push("x");
+    const std::string e = counter.fold();
+    int depth = 0, deepest = 0;
+    for (char c : e) {
+      depth += (c == '(') - (c == ')');
+      deepest = std::max(deepest, depth);
+    }
+    ASSERT_EQ(detred::canonical_depth(n), deepest) << n;
+  }
+  EXPECT_EQ(detred::canonical_depth(std::uint64_t{1} << 40), 40);
+  EXPECT_EQ(detred::canonical_depth((std::uint64_t{1} << 40) - 1), 78);
+}
+
+}  // namespace

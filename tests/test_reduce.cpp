@@ -1,0 +1,131 @@
+// reduce.hpp: product, min, max, argmin, argmax and the generic (non-commutative) reduce.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "detred/reduce.hpp"
+#include "tests/support/reference.hpp"
+
+namespace {
+using namespace detred;
+using test::bits;
+constexpr float inf = std::numeric_limits<float>::infinity();
+const float nan = std::numeric_limits<float>::quiet_NaN();
+
+// ---- Generic reduce keeps operand order ---------------------------------------------------------------------------
+
+using matrix = std::array<std::int64_t, 4>;  // 2x2, row-major; products wrap modulo 2^64 (still associative)
+matrix multiply(const matrix& a, const matrix& b) {
+  auto m = [](std::int64_t x, std::int64_t y) { return std::int64_t(std::uint64_t(x) * std::uint64_t(y)); };
+  auto p = [](std::int64_t x, std::int64_t y) { return std::int64_t(std::uint64_t(x) + std::uint64_t(y)); };
+  return {p(m(a[0], b[0]), m(a[1], b[2])), p(m(a[0], b[1]), m(a[1], b[3])), p(m(a[2], b[0]), m(a[3], b[2])),
+          p(m(a[2], b[1]), m(a[3], b[3]))};
+}
+
+TEST(GenericReduce, MatrixProductKeepsOperandOrderForEveryThreadCount) {
+  const std::size_t n = 3 * (std::size_t{1} << 16) + 12345;
+  std::vector<matrix> x(n);
+  std::mt19937_64 rng(1);
+  for (auto& m : x) m = {std::int64_t(rng() % 5) - 2, std::int64_t(rng() % 5) - 2, std::int64_t(rng() % 5) - 2, 1};
+  matrix expected = {1, 0, 0, 1};
+  for (const matrix& m : x) expected = multiply(expected, m);  // left to right: exact in modular arithmetic
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    EXPECT_EQ(reduce(x, matrix{1, 0, 0, 1}, multiply, {.threads = threads}), expected) << threads;
+  }
+}
+
+TEST(GenericReduce, StringConcatenationIsInOrderAndEmptyGivesIdentity) {
+  std::vector<std::string> words;
+  std::string expected;
+  for (int i = 0; i < 70000; ++i) {
+    words.push_back(std::to_string(i % 10));
+    expected += words.back();
+  }
+  auto concat = [](const std::string& a, const std::string& b) { return a + b; };
+  EXPECT_EQ(reduce(words, std::string(), concat, {.threads = 4}), expected);
+  EXPECT_EQ(reduce(std::vector<std::string>{}, std::string("identity"), concat), "identity");
+  EXPECT_EQ(reduce(std::vector<std::string>{"only"}, std::string("identity"), concat), "only");
+}
+
+TEST(GenericReduce, FloatingOperatorFollowsTheCanonicalTree) {
+  std::vector<double> x = test::random_fixed_range<double>(100000, 50, 3, true);
+  const std::function<double(double, double)> op = [](double a, double b) { return a * 0.5 + b; };  // non-commutative
+  const double expected = test::canonical_reference<double>(x, x.size(), op, 0.0);
+  for (unsigned threads : {1u, 2u, 3u}) EXPECT_EQ(bits(reduce(x, 0.0, op, {.threads = threads})), bits(expected));
+}
+
+TEST(GenericReduce, RejectsNullData) {
+  auto plus = [](int a, int b) { return a + b; };
+  EXPECT_THROW(reduce(static_cast<const int*>(nullptr), 2, 0, plus), detred::invalid_argument);
+}
+
+// ---- Product ------------------------------------------------------------------------------------------------------
+
+TEST(Product, CanonicalOrderSpecialValuesAndEmpty) {
+  std::vector<double> x(200000);
+  std::mt19937_64 rng(8);
+  for (double& v : x) v = 1.0 + (double(rng() % 2001) - 1000.0) * 1e-6;  // near 1: the product stays finite
+  const std::function<double(double, double)> times = [](double a, double b) { return a * b; };
+  const double expected = test::canonical_reference<double>(x, x.size(), times, 1.0);
+  for (unsigned threads : {1u, 4u}) EXPECT_EQ(bits(product(x, {.threads = threads})), bits(expected));
+  EXPECT_EQ(product(std::vector<float>{}), 1.0f);
+  EXPECT_EQ(product(std::vector<float>{2, 3, 4}), 24.0f);
+  EXPECT_EQ(bits(product(std::vector<float>{inf, 0})), bits(canonical_nan<float>()));
+  EXPECT_EQ(bits(product(std::vector<float>{-1, 0})), bits(-0.0f));
+  EXPECT_EQ(product(std::vector<float>{1e30f, 1e30f}), inf);
+  EXPECT_EQ(product<double>(std::vector<float>{1e30f, 1e30f}), double(1e30f) * double(1e30f));  // no overflow in double
+  EXPECT_EQ(product(std::vector<half>{half::from_float(2), half::from_float(0.5f), half::from_float(3)}), 3.0f);
+  EXPECT_EQ(bits(product(std::vector<float>{1, nan})), bits(canonical_nan<float>()));
+}
+
+// ---- min, max, argmin, argmax ------------------------------------------------------------------------------------
+
+TEST(Extrema, IeeeMinimumMaximumWithSignedZerosAndNan) {
+  EXPECT_EQ(min(std::vector<float>{3, -2, 5}), -2.0f);
+  EXPECT_EQ(max(std::vector<float>{3, -2, 5}), 5.0f);
+  EXPECT_EQ(bits(min(std::vector<float>{0.0f, -0.0f, 1.0f})), bits(-0.0f));
+  EXPECT_EQ(bits(min(std::vector<float>{-0.0f, 0.0f})), bits(-0.0f));
+  EXPECT_EQ(bits(max(std::vector<float>{-0.0f, 0.0f})), bits(0.0f));
+  EXPECT_EQ(bits(max(std::vector<float>{0.0f, -0.0f})), bits(0.0f));
+  EXPECT_EQ(bits(min(std::vector<float>{1, nan, -5})), bits(canonical_nan<float>()));
+  EXPECT_EQ(bits(max(std::vector<double>{1, std::nan(""), -5})), bits(canonical_nan<double>()));
+  EXPECT_EQ(min(std::vector<float>{}), inf);
+  EXPECT_EQ(max(std::vector<float>{}), -inf);
+  EXPECT_EQ(min(std::vector<float>{inf, -inf}), -inf);
+  EXPECT_EQ(min(std::vector<double>{0x1p-1074, 0x1p-1073}), 0x1p-1074);  // subnormals compare exactly
+  EXPECT_EQ(min(std::vector<half>{half::from_float(2), half::from_float(-3)}).bits, half::from_float(-3).bits);
+  EXPECT_EQ(max(std::vector<bfloat16>{bfloat16::from_float(2), bfloat16::from_float(-3)}).bits,
+            bfloat16::from_float(2).bits);
+  EXPECT_EQ(min(std::vector<half>{}).bits, 0x7c00u);
+  EXPECT_EQ(max(std::vector<bfloat16>{}).bits, 0xff80u);
+}
+
+TEST(Extrema, ArgminArgmaxLowestIndexAndNanRules) {
+  EXPECT_EQ(argmin(std::vector<float>{3, 1, 2, 1}), 1u);
+  EXPECT_EQ(argmax(std::vector<float>{3, 1, 3, 1}), 0u);
+  EXPECT_EQ(argmin(std::vector<float>{0.0f, -0.0f, -0.0f}), 1u);
+  EXPECT_EQ(argmax(std::vector<float>{-0.0f, 0.0f, 0.0f}), 1u);
+  EXPECT_EQ(argmin(std::vector<float>{-0.0f, 0.0f}), 0u);
+  EXPECT_EQ(argmin(std::vector<float>{1, nan, -5, nan}), 1u);
+  EXPECT_EQ(argmax(std::vector<float>{1, 2, nan}), 2u);
+  EXPECT_EQ(argmin(std::vector<float>{}), 0u);
+  EXPECT_EQ(argmax(std::vector<double>{-std::numeric_limits<double>::infinity()}), 0u);
+  EXPECT_EQ(argmin(std::vector<half>{half::from_float(2), half::from_float(-3), half::from_float(-3)}), 1u);
+  EXPECT_EQ(argmax(std::vector<bfloat16>{bfloat16::from_float(2), bfloat16::from_float(7)}), 1u);
+  // x[argmin(x)] is min(x), bit for bit.
+  std::vector<double> x = test::random_fixed_range<double>(10000, 5, 4, true);
+  x[777] = x[4242] = -1e300;
+  EXPECT_EQ(argmin(x), 777u);
+  EXPECT_EQ(bits(x[argmin(x)]), bits(min(x)));
+  EXPECT_EQ(bits(x[argmax(x)]), bits(max(x)));
+  EXPECT_THROW(argmin(static_cast<const float*>(nullptr), 1), detred::invalid_argument);
+  EXPECT_THROW(max(static_cast<const float*>(nullptr), 1), detred::invalid_argument);
+}
+
+}  // namespace
