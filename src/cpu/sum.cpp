@@ -29,24 +29,37 @@ A pairwise_split(const T* x, std::size_t n) {
 
 // The canonical order with a mergeable accumulator: full chunks in parallel (each one complete subtree), then the
 // tail cut into its aligned power-of-two blocks, all joined by the binary counter in index order.
+template <class Acc>
+constexpr bool is_plain = std::is_same_v<Acc, plain_accumulator<typename Acc::value_type>>;
+
+// Root of the complete subtree over x[0 .. 2^level), level >= 5, by the fastest kernel for Acc.
+template <class Acc, class T>
+Acc subtree(const T* x, int level) {
+  using A = typename Acc::value_type;
+  thread_local std::vector<Acc> scratch;
+  scratch.resize((std::size_t{1} << (level - 3)) + (std::size_t{1} << cpu::widen_block_level));  // grows once per thread, then reused
+  if constexpr (is_plain<Acc>) {
+    return Acc{cpu::plain_subtree_root<A>(x, level, reinterpret_cast<A*>(scratch.data()))};
+  } else {
+    return cpu::subtree_root<Acc>(x, level, scratch.data());
+  }
+}
+
 template <class Acc, class T>
 typename Acc::value_type canonical_tree(const T* x, std::size_t n, const cpu_options& options) {
   const std::size_t full_chunks = n / cpu_chunk_size;
   std::vector<Acc> chunk_root(full_chunks);
   parallel_for_chunks(full_chunks, options, [&](std::size_t chunk) {
-    thread_local std::vector<Acc> scratch;
-    scratch.resize(cpu_chunk_size / 8);
-    chunk_root[chunk] = cpu::subtree_root<Acc>(x + chunk * cpu_chunk_size, cpu_chunk_level, scratch.data());
+    chunk_root[chunk] = subtree<Acc>(x + chunk * cpu_chunk_size, cpu_chunk_level);
   });
   pairwise_accumulator<Acc> total;
   for (const Acc& root : chunk_root) total.add_subtree(root, cpu_chunk_level);
-  std::vector<Acc> scratch(cpu_chunk_size / 16);
   std::size_t i = full_chunks * cpu_chunk_size;
   for (int level = cpu_chunk_level - 1; level >= 0; --level) {
     const std::size_t block = std::size_t{1} << level;
     if ((n - i) < block) continue;
-    if (level >= 3) {
-      total.add_subtree(cpu::subtree_root<Acc>(x + i, level, scratch.data()), level);
+    if (level >= 5) {
+      total.add_subtree(subtree<Acc>(x + i, level), level);
     } else {
       for (std::size_t k = 0; k < block; ++k) total.add(widen<typename Acc::value_type>(x[i + k]));
     }
