@@ -5,7 +5,7 @@ include_guard(GLOBAL)
 function(detred_numerics_flags target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off -fno-fast-math -Wall -Wextra -Wpedantic>
-    $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --fmad=false --expt-relaxed-constexpr -Xcompiler=-ffp-contract=off>)
+    $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --fmad=false -Xcompiler=-ffp-contract=off>)
   if(DETRED_SANITIZE)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${DETRED_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all>)
     target_link_options(${target} PRIVATE -fsanitize=${DETRED_SANITIZE})

@@ -15,11 +15,10 @@
 // GPU blocks) computes the same bits; that is what makes it parallel.
 #pragma once
 
-#include <bit>
 #include <cstdint>
-#include <utility>
 
 #include "detred/config.hpp"
+#include "detred/detail/bits.hpp"
 
 namespace detred {
 
@@ -30,7 +29,7 @@ inline constexpr int canonical_order_version = 1;
 // = floor(log2 n) + popcount(n) - 1 for n >= 1 (n = 2^k gives k; n = 2^k - 1 gives 2k - 2). Error bounds use it.
 constexpr DETRED_HD int canonical_depth(std::uint64_t n) {
   if (n <= 1) return 0;
-  return (63 - std::countl_zero(n)) + std::popcount(n) - 1;
+  return detail::highest_bit(n) + detail::popcount(n) - 1;
 }
 
 // The canonical order as a streaming algorithm: a binary counter of complete subtrees.
@@ -50,12 +49,12 @@ class binary_counter {
   constexpr DETRED_HD void push(Node value, int level = 0) {
     const std::uint64_t size = std::uint64_t{1} << level;
     while (count_ >> level & 1u) {
-      Node left = std::move(node_[level]);
+      Node left = static_cast<Node&&>(node_[level]);
       combine_(left, value);
-      value = std::move(left);
+      value = static_cast<Node&&>(left);
       ++level;
     }
-    node_[level] = std::move(value);
+    node_[level] = static_cast<Node&&>(value);
     count_ += size;  // the carries clear exactly the bits the merges consumed
   }
 
@@ -64,7 +63,7 @@ class binary_counter {
 
   // The left fold of the remaining blocks, largest first. Requires !empty().
   constexpr DETRED_HD Node fold() const {
-    int level = 63 - std::countl_zero(count_);
+    int level = detail::highest_bit(count_);
     Node acc = node_[level];
     for (--level; level >= 0; --level) {
       if (count_ >> level & 1u) combine_(acc, node_[level]);

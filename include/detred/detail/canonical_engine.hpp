@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "detred/detail/bits.hpp"
 #include "detred/detail/cpu_tuning.hpp"
 #include "detred/detail/parallel.hpp"
 #include "detred/order.hpp"
@@ -62,7 +63,7 @@ void canonical_scan(std::size_t n, Load load, Combine combine, Store store, cons
     // P(begin + count) for count > 0 is prefix[lowest set bit of count].
     auto current_prefix = [&]() -> const Node& {
       if (count == 0) return carry_in != nullptr ? *carry_in : *identity;
-      return prefix[std::countr_zero(count)];
+      return prefix[detail::lowest_bit(count)];
     };
     for (std::size_t i = begin; i < end; ++i) {
       Node value = load(i);
@@ -79,7 +80,7 @@ void canonical_scan(std::size_t n, Load load, Combine combine, Store store, cons
       const std::uint64_t higher = count >> (level + 1);
       Node out;
       if (higher != 0) {
-        out = prefix[std::countr_zero(higher) + level + 1];
+        out = prefix[detail::lowest_bit(higher) + level + 1];
         combine(out, value);
       } else if (carry_in != nullptr) {
         out = *carry_in;

@@ -115,8 +115,9 @@ constexpr DETRED_HD A infinity() {
 
 template <floating_accumulation A>
 constexpr DETRED_HD bool is_finite(A x) {
-  // Written without <cmath> so that it runs in device code too; false for +-Inf and NaN.
-  return x <= std::numeric_limits<A>::max() && x >= -std::numeric_limits<A>::max();
+  // Written without <cmath> or numeric_limits so that it runs in device code too; false for +-Inf and NaN.
+  constexpr A max = std::same_as<A, float> ? A(__FLT_MAX__) : A(__DBL_MAX__);
+  return x <= max && x >= -max;
 }
 
 }  // namespace detred
