@@ -84,6 +84,33 @@ TEST(Product, CanonicalOrderSpecialValuesAndEmpty) {
   EXPECT_EQ(bits(product(std::vector<float>{1, nan})), bits(canonical_nan<float>()));
 }
 
+TEST(Product, WithinGammaNMinusOneOfTheExactProduct) {
+  // Factors 1 + k 2^-12 with |k| < 2^12: 13-bit significands, so the exact product of up to 9 of them is an integer
+  // below 2^117 times 2^-108, computed exactly in 128-bit arithmetic.
+  std::mt19937_64 rng(12);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::size_t n = 2 + trial % 8;
+    std::vector<float> x(n);
+    test::int128 exact = 1;
+    for (float& v : x) {
+      const int k = int(rng() % 8191) - 4095;
+      v = 1.0f + float(k) * 0x1p-12f;
+      exact *= (4096 + k);
+    }
+    const double p = std::ldexp(static_cast<double>(exact), -12 * int(n));  // within 2^-53 relative of the exact p
+    const double u = 0x1p-24, gamma = (n - 1) * u / (1 - (n - 1) * u);
+    EXPECT_LE(std::fabs(double(product(x)) - p), (gamma + 0x1p-52) * std::fabs(p)) << "n=" << n;
+  }
+  // A case where the tree's depth (h = 2) would not be enough: relative error 2.66u > gamma_2 (docs/ACCURACY.md).
+  const std::vector<float> hard = {1.419934630393982f, 1.4517580270767212f, 1.2114007472991943f, 1.706494688987732f};
+  test::int128 significands = 1;  // each factor is in [1, 2): x * 2^23 is its 24-bit integer significand
+  for (float v : hard) significands *= static_cast<test::int128>(std::ldexp(v, 23));
+  const long double p = std::ldexp(static_cast<long double>(significands), -92);  // 2^-64 relative: ample here
+  const long double u = 0x1p-24L, gamma3 = 3 * u / (1 - 3 * u);
+  EXPECT_LE(std::fabs(static_cast<long double>(product(hard)) - p), (gamma3 + 0x1p-60L) * p);
+  EXPECT_GT(std::fabs(static_cast<long double>(product(hard)) - p), 2.6L * u * p);  // the case is as hard as claimed
+}
+
 // ---- min, max, argmin, argmax ------------------------------------------------------------------------------------
 
 TEST(Extrema, IeeeMinimumMaximumWithSignedZerosAndNan) {

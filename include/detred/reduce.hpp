@@ -70,7 +70,8 @@ auto sum(const R& x, sum_method method = sum_method::tree, const cpu_options& op
 }
 
 // Product of x[0..n) in the canonical order, accumulated in Acc. Without overflow or underflow,
-// |error| <= gamma_{h(n)} |product| (every input passes through at most h(n) roundings). Empty: 1.
+// |error| <= gamma_{n-1} |product|: every rounding scales the whole product, whatever the order (docs/ACCURACY.md).
+// The canonical order buys reproducibility and parallelism here, not accuracy. Empty: 1.
 template <class Acc = default_accumulation, floating_input T>
   requires accumulable<T, accumulation_for<Acc, T>>
 accumulation_for<Acc, T> product(const T* data, std::size_t n, const cpu_options& options = {}) {

@@ -16,7 +16,8 @@ enum class sum_method {
   // Recursive pairwise summation split at the midpoint: sum(x[0..n)) = sum(x[0..n/2)) + sum(x[n/2..n)), n/2
   // rounded down; one thread. |error| <= gamma_{ceil(log2 n)} S. Bitwise equal to `tree` when n is a power of two.
   pairwise,
-  // Kahan's compensated summation, left to right, one thread. |error| <= (2u + 2(n-1)u^2)... see docs/ACCURACY.md.
+  // Kahan's compensated summation, left to right, one thread. |error| <= (2u + O(n u^2)) S (Knuth); the tests
+  // assert (2u + 4 n u^2) S, docs/ACCURACY.md.
   kahan,
   // Neumaier's compensated summation (Sum2), left to right, one thread. |error| <= u|s| + gamma_{n-1}^2 S.
   neumaier,

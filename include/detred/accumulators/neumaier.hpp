@@ -3,8 +3,8 @@
 // State (sum, compensation): sum is the plain floating-point sum in the same order, compensation the rounded sum of
 // the exact rounding errors of every addition (Knuth's branch-free TwoSum gives the same error as Neumaier's
 // magnitude test). The result is fl(sum + compensation).
-// Error (Ogita, Rump, Oishi 2005, Prop. 4.5, with h = n-1 sequentially and h = h(n)+1 in the canonical tree):
-//   |result - s| <= u|s| + gamma_h^2 sum|x_i|,  s the exact sum. See docs/ACCURACY.md.
+// Error, s the exact sum: sequentially (Ogita, Rump, Oishi 2005, Prop. 4.5) |result - s| <= u|s| + gamma_{n-1}^2
+// sum|x_i|; in the canonical tree u|s| + gamma_{h(n)+1}^2 sum|x_i| (derivation in docs/ACCURACY.md).
 // IEEE behaviour: once the sum is Inf or NaN the compensation is dropped, so Inf, NaN and overflow come out as plain
 // IEEE addition gives them; when the compensation is zero the sum's own zero sign is kept; an empty sum is -0.0.
 #pragma once

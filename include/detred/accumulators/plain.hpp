@@ -1,6 +1,6 @@
 // plain_accumulator: ordinary floating-point addition, one rounding per add.
 //
-// Sequential use (add): error <= (n-1) u sum|x_i| (Higham, Accuracy and Stability, Eq. 4.4 with gamma_{n-1}).
+// Sequential use (add): error <= gamma_{n-1} sum|x_i| (Higham, Accuracy and Stability, Eq. 4.4).
 // In the canonical tree (merge): error <= gamma_{h(n)} sum|x_i|, h(n) from docs/ORDER.md.
 // Starts at -0.0, the identity of IEEE addition (x + -0.0 == x for every x), so an empty sum is -0.0 and a sum of
 // negative zeros stays -0.0. NaN, Inf and overflow behave exactly as IEEE addition does.
