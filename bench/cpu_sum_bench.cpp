@@ -75,10 +75,20 @@ void BM_sequential_loop(benchmark::State& state) {
 
 const int all_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-BENCHMARK(BM_canonical_tree<float>)->ArgName("threads")->Arg(1)->Arg(all_threads)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_canonical_tree<float>)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(all_threads)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_eight_accumulators<float>)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sequential_loop<float>)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_canonical_tree<double>)->ArgName("threads")->Arg(1)->Arg(all_threads)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_canonical_tree<double>)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(all_threads)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_eight_accumulators<double>)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sequential_loop<double>)->UseRealTime()->Unit(benchmark::kMillisecond);
 

@@ -99,7 +99,7 @@ TEST(GenericScan, NonCommutativeOperatorsKeepOrder) {
   detred::inclusive_scan(words, prefixes, [](const std::string& a, const std::string& b) { return a + b; });
   EXPECT_EQ(prefixes, (std::vector<std::string>{"a", "ab", "abc", "abcd", "abcde"}));
   detred::exclusive_scan(words.data(), words.data(), words.size(), std::string(">"),
-                 [](const std::string& a, const std::string& b) { return a + b; });  // in place
+                         [](const std::string& a, const std::string& b) { return a + b; });  // in place
   // The identity stands only for the empty prefix; it is never combined with an input (unlike std::exclusive_scan's
   // init), which is what keeps out[i] == reduce(x[0..i)) bit for bit.
   EXPECT_EQ(words, (std::vector<std::string>{">", "a", "ab", "abc", "abcd"}));

@@ -28,8 +28,10 @@ void expect_tree_is_canonical(std::size_t n, std::uint64_t seed) {
   std::vector<T> x(n);
   std::vector<A> widened(n);
   for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) x[i] = T::from_float(float(raw[i] * 1e-6));
-    else x[i] = static_cast<T>(raw[i]);
+    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+      x[i] = T::from_float(float(raw[i] * 1e-6));
+    else
+      x[i] = static_cast<T>(raw[i]);
     widened[i] = widen<A>(x[i]);
   }
   const A expected = test::canonical_reference<A>(widened, n, plus<A>, negative_zero<A>());
@@ -117,8 +119,10 @@ void expect_special_values(sum_method m) {
   auto make = [](std::initializer_list<double> v) {
     std::vector<T> x;
     for (double d : v) {
-      if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) x.push_back(T::from_float(float(d)));
-      else x.push_back(static_cast<T>(d));
+      if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+        x.push_back(T::from_float(float(d)));
+      else
+        x.push_back(static_cast<T>(d));
     }
     return x;
   };

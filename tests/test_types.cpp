@@ -22,7 +22,8 @@ TEST(Half, EveryBinary16WidensExactlyAndRoundTrips) {
       ASSERT_TRUE(std::isnan(f)) << std::hex << b;
       continue;
     }
-    ASSERT_EQ(std::bit_cast<std::uint32_t>(f), std::bit_cast<std::uint32_t>(static_cast<float>(oracle))) << std::hex << b;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(f), std::bit_cast<std::uint32_t>(static_cast<float>(oracle)))
+        << std::hex << b;
     ASSERT_EQ(half::from_float(f).bits, b) << std::hex << b;
   }
 }
@@ -69,7 +70,7 @@ TEST(BFloat16, WideningIsExactAndNarrowingRoundsToNearestEven) {
     const std::uint32_t down = x & 0xffff0000u, up = down + 0x10000u;
     const double dd = std::fabs(double(f) - double(std::bit_cast<float>(down)));
     const double up_value = (up & 0x7fffffffu) == 0x7f800000u ? std::copysign(0x1p128, double(f))  // where Inf begins
-                                                                : double(std::bit_cast<float>(up));
+                                                              : double(std::bit_cast<float>(up));
     const double du = std::fabs(up_value - double(f));
     std::uint32_t expect = (dd < du || (dd == du && ((down >> 16) & 1u) == 0)) ? down : up;
     if (std::isinf(f)) expect = x;

@@ -8,8 +8,8 @@
 // levels), a transpose-reduction across lanes gives all 32 row sums with 31 shuffles (the next 5 levels), 5 xor
 // shuffles give the tile root (5 more levels), and the 16 tile roots go through a register tree. Partial roots (one
 // per warp range, each a complete subtree) are folded on the host by the binary counter.
-#include <cub/device/device_reduce.cuh>
 #include <cuda_runtime.h>
+#include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
 #include <cstdio>
@@ -19,13 +19,13 @@
 #include "detred/accumulators/pairwise.hpp"
 #include "detred/reduce.hpp"
 
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e = (x);                                                                           \
-    if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));       \
-      std::exit(1);                                                                                \
-    }                                                                                              \
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e = (x);                                                                     \
+    if (e != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 template <class T>
@@ -76,8 +76,8 @@ __device__ __forceinline__ void transpose_step(T (&v)[32], int lane) {
 }
 
 template <class T>
-__global__ void __launch_bounds__(256) canonical_ranges(const T* __restrict__ x, T* __restrict__ range_root,
-                                                        long long ranges) {
+__global__ void __launch_bounds__(256)
+    canonical_ranges(const T* __restrict__ x, T* __restrict__ range_root, long long ranges) {
   using V = typename vec<T>::type;
   constexpr int W = vec<T>::width;
   constexpr long long tile = 32LL * 32 * W;
@@ -119,8 +119,10 @@ __global__ void __launch_bounds__(256) canonical_ranges(const T* __restrict__ x,
             s2 = v2;
           } else {
             T v3 = add(s2, v2);
-            if (!(t & 8)) s3 = v3;
-            else result = add(s3, v3);
+            if (!(t & 8))
+              s3 = v3;
+            else
+              result = add(s3, v3);
           }
         }
       }

@@ -17,11 +17,16 @@ enum class determinism {
 
 constexpr std::string_view to_string(determinism level) {
   switch (level) {
-    case determinism::not_guaranteed: return "not_guaranteed";
-    case determinism::run_to_run: return "run_to_run";
-    case determinism::gpu_to_gpu: return "gpu_to_gpu";
-    case determinism::cpu_gpu: return "cpu_gpu";
-    case determinism::exact: return "exact";
+    case determinism::not_guaranteed:
+      return "not_guaranteed";
+    case determinism::run_to_run:
+      return "run_to_run";
+    case determinism::gpu_to_gpu:
+      return "gpu_to_gpu";
+    case determinism::cpu_gpu:
+      return "cpu_gpu";
+    case determinism::exact:
+      return "exact";
   }
   return "unknown";
 }

@@ -57,14 +57,15 @@ using range_value = std::remove_cv_t<std::ranges::range_value_t<R>>;
 // Sum of x[0..n) by `method` (sum_method.hpp: order, bound and reproducibility of each), accumulated in Acc
 // (float or double; default: float for 16-bit inputs, else the input type). Every input converts to Acc exactly.
 template <class Acc = default_accumulation, floating_input T>
-  requires accumulable<T, accumulation_for<Acc, T>>
-accumulation_for<Acc, T> sum(const T* data, std::size_t n, sum_method method = sum_method::tree,
-                             const cpu_options& options = {}) {
+requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> sum(const T* data, std::size_t n,
+                                                                               sum_method method = sum_method::tree,
+                                                                               const cpu_options& options = {}) {
   detail::require_data(data, n, "sum");
   return detail::sum_n<accumulation_for<Acc, T>>(data, n, method, options);
 }
 template <class Acc = default_accumulation, std::ranges::contiguous_range R>
-  requires floating_input<detail::range_value<R>> && accumulable<detail::range_value<R>, accumulation_for<Acc, detail::range_value<R>>>
+requires floating_input<detail::range_value<R>> &&
+    accumulable<detail::range_value<R>, accumulation_for<Acc, detail::range_value<R>>>
 auto sum(const R& x, sum_method method = sum_method::tree, const cpu_options& options = {}) {
   return sum<Acc>(std::ranges::data(x), std::ranges::size(x), method, options);
 }
@@ -73,13 +74,13 @@ auto sum(const R& x, sum_method method = sum_method::tree, const cpu_options& op
 // |error| <= gamma_{n-1} |product|: every rounding scales the whole product, whatever the order (docs/ACCURACY.md).
 // The canonical order buys reproducibility and parallelism here, not accuracy. Empty: 1.
 template <class Acc = default_accumulation, floating_input T>
-  requires accumulable<T, accumulation_for<Acc, T>>
-accumulation_for<Acc, T> product(const T* data, std::size_t n, const cpu_options& options = {}) {
+requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> product(const T* data, std::size_t n,
+                                                                                   const cpu_options& options = {}) {
   detail::require_data(data, n, "product");
   return detail::product_n<accumulation_for<Acc, T>>(data, n, options);
 }
 template <class Acc = default_accumulation, std::ranges::contiguous_range R>
-  requires floating_input<detail::range_value<R>>
+requires floating_input<detail::range_value<R>>
 auto product(const R& x, const cpu_options& options = {}) {
   return product<Acc>(std::ranges::data(x), std::ranges::size(x), options);
 }
@@ -97,15 +98,11 @@ T max(const T* data, std::size_t n) {
   return detail::max_n(data, n);
 }
 template <std::ranges::contiguous_range R>
-  requires floating_input<detail::range_value<R>>
-auto min(const R& x) {
-  return min(std::ranges::data(x), std::ranges::size(x));
-}
+requires floating_input<detail::range_value<R>>
+auto min(const R& x) { return min(std::ranges::data(x), std::ranges::size(x)); }
 template <std::ranges::contiguous_range R>
-  requires floating_input<detail::range_value<R>>
-auto max(const R& x) {
-  return max(std::ranges::data(x), std::ranges::size(x));
-}
+requires floating_input<detail::range_value<R>>
+auto max(const R& x) { return max(std::ranges::data(x), std::ranges::size(x)); }
 
 // The lowest index i at which x[i] is the value min(x) (resp. max(x)) returns: ties go to the lowest index, a NaN
 // anywhere makes it the first NaN's index, and -0 beats +0 for argmin (+0 beats -0 for argmax). Empty: returns n.
@@ -120,13 +117,11 @@ std::size_t argmax(const T* data, std::size_t n) {
   return detail::argmax_n(data, n);
 }
 template <std::ranges::contiguous_range R>
-  requires floating_input<detail::range_value<R>>
-std::size_t argmin(const R& x) {
+requires floating_input<detail::range_value<R>> std::size_t argmin(const R& x) {
   return argmin(std::ranges::data(x), std::ranges::size(x));
 }
 template <std::ranges::contiguous_range R>
-  requires floating_input<detail::range_value<R>>
-std::size_t argmax(const R& x) {
+requires floating_input<detail::range_value<R>> std::size_t argmax(const R& x) {
   return argmax(std::ranges::data(x), std::ranges::size(x));
 }
 
@@ -139,7 +134,8 @@ template <class T, class Op>
 T reduce(const T* data, std::size_t n, T identity, Op op, const cpu_options& options = {}) {
   detail::require_data(data, n, "reduce");
   auto combine = [&op](T& left, const T& right) { left = op(left, right); };
-  std::optional<T> result = detail::canonical_reduce<T>(n, [data](std::size_t i) { return data[i]; }, combine, options);
+  std::optional<T> result = detail::canonical_reduce<T>(
+      n, [data](std::size_t i) { return data[i]; }, combine, options);
   return result ? std::move(*result) : std::move(identity);
 }
 template <std::ranges::contiguous_range R, class Op>

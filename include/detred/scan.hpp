@@ -28,7 +28,8 @@ inline void check_scan_buffers(const void* in, std::size_t in_bytes, const void*
   if (n == 0 || in == out) return;
   const auto a = reinterpret_cast<std::uintptr_t>(in);
   const auto b = reinterpret_cast<std::uintptr_t>(out);
-  if (a < b + out_bytes && b < a + in_bytes) throw_invalid(function, "input and output overlap without being the same buffer");
+  if (a < b + out_bytes && b < a + in_bytes)
+    throw_invalid(function, "input and output overlap without being the same buffer");
 }
 
 template <class In, class Out, class Op>
@@ -73,19 +74,20 @@ void inclusive_scan(const In& in, Out&& out, Op op, const cpu_options& options =
 template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out, class Op>
 void exclusive_scan(const In& in, Out&& out, detail::range_value<In> identity, Op op, const cpu_options& options = {}) {
   detail::require_same_size(in, std::ranges::size(out), "exclusive_scan");
-  exclusive_scan(std::ranges::data(in), std::ranges::data(out), std::ranges::size(in), std::move(identity), op, options);
+  exclusive_scan(std::ranges::data(in), std::ranges::data(out), std::ranges::size(in), std::move(identity), op,
+                 options);
 }
 
 // Floating-point prefix sums, accumulated in A (exact widening), plain additions in the canonical association:
 // out[i] is bit for bit sum<A>(x[0..i], sum_method::tree) (inclusive) or sum<A>(x[0..i), sum_method::tree)
 // (exclusive; out[0] = -0.0). NaN outputs are canonical NaNs. Bound per output: gamma_{h(i+1)} sum|x_0..x_i|.
 template <floating_accumulation A, floating_input T>
-  requires accumulable<T, A>
+requires accumulable<T, A>
 void inclusive_sum_scan(const T* in, A* out, std::size_t n, const cpu_options& options = {}) {
   detail::sum_scan(in, out, n, false, options, "inclusive_sum_scan");
 }
 template <floating_accumulation A, floating_input T>
-  requires accumulable<T, A>
+requires accumulable<T, A>
 void exclusive_sum_scan(const T* in, A* out, std::size_t n, const cpu_options& options = {}) {
   detail::sum_scan(in, out, n, true, options, "exclusive_sum_scan");
 }

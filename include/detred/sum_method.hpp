@@ -36,12 +36,18 @@ inline constexpr sum_method all_sum_methods[] = {sum_method::sequential, sum_met
 // Stable names, used by the audit tool's output and accepted by its --algorithms option.
 constexpr std::string_view to_string(sum_method method) {
   switch (method) {
-    case sum_method::sequential: return "sequential";
-    case sum_method::pairwise: return "pairwise";
-    case sum_method::kahan: return "kahan";
-    case sum_method::neumaier: return "neumaier";
-    case sum_method::tree: return "tree";
-    case sum_method::tree_neumaier: return "tree_neumaier";
+    case sum_method::sequential:
+      return "sequential";
+    case sum_method::pairwise:
+      return "pairwise";
+    case sum_method::kahan:
+      return "kahan";
+    case sum_method::neumaier:
+      return "neumaier";
+    case sum_method::tree:
+      return "tree";
+    case sum_method::tree_neumaier:
+      return "tree_neumaier";
   }
   return "unknown";
 }
@@ -51,8 +57,10 @@ constexpr std::string_view to_string(sum_method method) {
 constexpr determinism guarantee(sum_method method) {
   switch (method) {
     case sum_method::tree:
-    case sum_method::tree_neumaier: return determinism::cpu_gpu;
-    default: return determinism::run_to_run;
+    case sum_method::tree_neumaier:
+      return determinism::cpu_gpu;
+    default:
+      return determinism::run_to_run;
   }
 }
 

@@ -12,9 +12,12 @@ using compare_t = std::conditional_t<(sizeof(T) == 2), float, T>;
 
 template <class T>
 T signed_infinity(bool negative) {
-  if constexpr (std::same_as<T, half>) return half::from_bits(negative ? 0xfc00u : 0x7c00u);
-  else if constexpr (std::same_as<T, bfloat16>) return bfloat16::from_bits(negative ? 0xff80u : 0x7f80u);
-  else return negative ? -infinity<T>() : infinity<T>();
+  if constexpr (std::same_as<T, half>)
+    return half::from_bits(negative ? 0xfc00u : 0x7c00u);
+  else if constexpr (std::same_as<T, bfloat16>)
+    return bfloat16::from_bits(negative ? 0xff80u : 0x7f80u);
+  else
+    return negative ? -infinity<T>() : infinity<T>();
 }
 
 template <class T>
@@ -72,9 +75,9 @@ std::size_t argmax_n(const T* data, std::size_t n) {
   return arg_extremum(data, n, false);
 }
 
-#define DETRED_INSTANTIATE_EXTREMA(T)                     \
-  template T min_n<T>(const T*, std::size_t);             \
-  template T max_n<T>(const T*, std::size_t);             \
+#define DETRED_INSTANTIATE_EXTREMA(T)                      \
+  template T min_n<T>(const T*, std::size_t);              \
+  template T max_n<T>(const T*, std::size_t);              \
   template std::size_t argmin_n<T>(const T*, std::size_t); \
   template std::size_t argmax_n<T>(const T*, std::size_t);
 DETRED_INSTANTIATE_EXTREMA(half)

@@ -19,7 +19,8 @@ unsigned resolve_threads(const cpu_options& options) {
     char* end = nullptr;
     const unsigned long value = std::strtoul(env, &end, 10);
     if (*end != '\0' || value == 0 || value > 4096) {
-      throw_invalid("cpu_options", std::string("DETRED_NUM_THREADS must be an integer in [1, 4096], got '") + env + "'");
+      throw_invalid("cpu_options",
+                    std::string("DETRED_NUM_THREADS must be an integer in [1, 4096], got '") + env + "'");
     }
     return static_cast<unsigned>(value);
   }

@@ -74,7 +74,7 @@ A plain_subtree_root(const T* x, int level, A* scratch) {
     return sse2::subtree_root(static_cast<const A*>(widened), level, scratch);
   }
 #else
-  return subtree_root<plain_accumulator<A>>(x, level, reinterpret_cast<plain_accumulator<A>*>(scratch)).sum;
+  return subtree_root<plain_accumulator<A> >(x, level, reinterpret_cast<plain_accumulator<A>*>(scratch)).sum;
 #endif
 }
 

@@ -41,8 +41,8 @@ inline void eight_sums(const float* in, float* out, std::size_t groups) {
     const __m128 l1 = level(_mm_loadu_ps(p + 8), _mm_loadu_ps(p + 12));   // group g+1
     const __m128 l2 = level(_mm_loadu_ps(p + 16), _mm_loadu_ps(p + 20));  // group g+2
     const __m128 l3 = level(_mm_loadu_ps(p + 24), _mm_loadu_ps(p + 28));  // group g+3
-    const __m128 q0 = level(l0, l1);  // quads: g, g, g+1, g+1
-    const __m128 q1 = level(l2, l3);  // quads: g+2, g+2, g+3, g+3
+    const __m128 q0 = level(l0, l1);                                      // quads: g, g, g+1, g+1
+    const __m128 q1 = level(l2, l3);                                      // quads: g+2, g+2, g+3, g+3
     _mm_storeu_ps(out + g, level(q0, q1));
   }
 }
@@ -50,8 +50,8 @@ inline void eight_sums(const double* in, double* out, std::size_t groups) {
   auto level = [](__m128d a, __m128d b) { return _mm_add_pd(_mm_unpacklo_pd(a, b), _mm_unpackhi_pd(a, b)); };
   for (std::size_t g = 0; g < groups; g += 2) {
     const double* p = in + 8 * g;
-    const __m128d a = level(_mm_loadu_pd(p), _mm_loadu_pd(p + 2));     // pairs (0+1, 2+3) of group g
-    const __m128d b = level(_mm_loadu_pd(p + 4), _mm_loadu_pd(p + 6)); // pairs (4+5, 6+7) of group g
+    const __m128d a = level(_mm_loadu_pd(p), _mm_loadu_pd(p + 2));      // pairs (0+1, 2+3) of group g
+    const __m128d b = level(_mm_loadu_pd(p + 4), _mm_loadu_pd(p + 6));  // pairs (4+5, 6+7) of group g
     const __m128d c = level(_mm_loadu_pd(p + 8), _mm_loadu_pd(p + 10));
     const __m128d d = level(_mm_loadu_pd(p + 12), _mm_loadu_pd(p + 14));
     _mm_storeu_pd(out + g, level(level(a, b), level(c, d)));  // quads (g: 0-3, 4-7), then the two group roots

@@ -37,7 +37,8 @@ template <class Acc, class T>
 Acc subtree(const T* x, int level) {
   using A = typename Acc::value_type;
   thread_local std::vector<Acc> scratch;
-  scratch.resize((std::size_t{1} << (level - 3)) + (std::size_t{1} << cpu::widen_block_level));  // grows once per thread, then reused
+  scratch.resize((std::size_t{1} << (level - 3)) +
+                 (std::size_t{1} << cpu::widen_block_level));  // grows once per thread, then reused
   if constexpr (is_plain<Acc>) {
     return Acc{cpu::plain_subtree_root<A>(x, level, reinterpret_cast<A*>(scratch.data()))};
   } else {
@@ -75,19 +76,31 @@ A sum_n(const T* data, std::size_t n, sum_method method, const cpu_options& opti
   if (n == 0) return negative_zero<A>();
   A result{};
   switch (method) {
-    case sum_method::sequential: result = accumulate_left_to_right<plain_accumulator<A>>(data, n); break;
-    case sum_method::pairwise: result = pairwise_split<A>(data, n); break;
-    case sum_method::kahan: result = accumulate_left_to_right<kahan_accumulator<A>>(data, n); break;
-    case sum_method::neumaier: result = accumulate_left_to_right<neumaier_accumulator<A>>(data, n); break;
-    case sum_method::tree: result = canonical_tree<plain_accumulator<A>>(data, n, options); break;
-    case sum_method::tree_neumaier: result = canonical_tree<neumaier_accumulator<A>>(data, n, options); break;
-    default: throw_invalid("sum", "unknown sum_method");
+    case sum_method::sequential:
+      result = accumulate_left_to_right<plain_accumulator<A>>(data, n);
+      break;
+    case sum_method::pairwise:
+      result = pairwise_split<A>(data, n);
+      break;
+    case sum_method::kahan:
+      result = accumulate_left_to_right<kahan_accumulator<A>>(data, n);
+      break;
+    case sum_method::neumaier:
+      result = accumulate_left_to_right<neumaier_accumulator<A>>(data, n);
+      break;
+    case sum_method::tree:
+      result = canonical_tree<plain_accumulator<A>>(data, n, options);
+      break;
+    case sum_method::tree_neumaier:
+      result = canonical_tree<neumaier_accumulator<A>>(data, n, options);
+      break;
+    default:
+      throw_invalid("sum", "unknown sum_method");
   }
   return canonicalize_nan(result);
 }
 
-#define DETRED_INSTANTIATE_SUM(A, T) \
-  template A sum_n<A, T>(const T*, std::size_t, sum_method, const cpu_options&);
+#define DETRED_INSTANTIATE_SUM(A, T) template A sum_n<A, T>(const T*, std::size_t, sum_method, const cpu_options&);
 DETRED_INSTANTIATE_SUM(float, half)
 DETRED_INSTANTIATE_SUM(double, half)
 DETRED_INSTANTIATE_SUM(float, bfloat16)

@@ -18,16 +18,16 @@ namespace detred {
 
 template <class Acc>
 concept sequential_accumulator = requires(Acc acc, const Acc cacc, typename Acc::value_type x) {
-  { acc.add(x) };
+  {acc.add(x)};
   { cacc.result() } -> std::same_as<typename Acc::value_type>;
 };
 
 template <class Acc>
-concept mergeable_accumulator =
-    sequential_accumulator<Acc> && std::default_initializable<Acc> && requires(Acc acc, const Acc other, typename Acc::value_type x) {
-      { Acc::from_value(x) } -> std::same_as<Acc>;
-      { acc.merge(other) };
-    };
+concept mergeable_accumulator = sequential_accumulator<Acc> && std::default_initializable<Acc> &&
+    requires(Acc acc, const Acc other, typename Acc::value_type x) {
+  { Acc::from_value(x) } -> std::same_as<Acc>;
+  {acc.merge(other)};
+};
 
 static_assert(mergeable_accumulator<plain_accumulator<float>>);
 static_assert(mergeable_accumulator<neumaier_accumulator<double>>);

@@ -21,7 +21,9 @@ struct neumaier_accumulator {
   A sum = negative_zero<A>();
   A compensation = negative_zero<A>();  // -0.0 so that merging an empty compensation is exact, sign included
 
-  static constexpr DETRED_HD neumaier_accumulator from_value(A x) { return neumaier_accumulator{x, negative_zero<A>()}; }
+  static constexpr DETRED_HD neumaier_accumulator from_value(A x) {
+    return neumaier_accumulator{x, negative_zero<A>()};
+  }
 
   // Combines this (the left, lower-index operand) with right.
   constexpr DETRED_HD void merge(const neumaier_accumulator& right) {

@@ -65,7 +65,7 @@ using default_accumulation_t = std::conditional_t<(sizeof(T) == 2), float, T>;
 
 // Exact conversion of an input value to an accumulation type.
 template <class Acc, class In>
-  requires accumulable<In, Acc>
+requires accumulable<In, Acc>
 constexpr DETRED_HD Acc widen(In x) {
   if constexpr (std::same_as<In, half> || std::same_as<In, bfloat16>) {
     return static_cast<Acc>(x.to_float());
@@ -82,9 +82,12 @@ constexpr DETRED_HD typename float_traits<T>::bits_type bits_of(T x) {
 
 template <floating_input T>
 constexpr DETRED_HD bool is_nan(T x) {
-  if constexpr (std::same_as<T, half>) return (x.bits & 0x7fffu) > 0x7c00u;
-  else if constexpr (std::same_as<T, bfloat16>) return (x.bits & 0x7fffu) > 0x7f80u;
-  else return x != x;
+  if constexpr (std::same_as<T, half>)
+    return (x.bits & 0x7fffu) > 0x7c00u;
+  else if constexpr (std::same_as<T, bfloat16>)
+    return (x.bits & 0x7fffu) > 0x7f80u;
+  else
+    return x != x;
 }
 
 // The one NaN detred returns: positive sign, quiet bit set, zero payload. Backends disagree on NaN payloads (x86
@@ -92,10 +95,14 @@ constexpr DETRED_HD bool is_nan(T x) {
 // which keeps NaN results bitwise identical across runs, backends and devices.
 template <floating_input T>
 constexpr DETRED_HD T canonical_nan() {
-  if constexpr (std::same_as<T, half>) return half::from_bits(0x7e00u);
-  else if constexpr (std::same_as<T, bfloat16>) return bfloat16::from_bits(0x7fc0u);
-  else if constexpr (std::same_as<T, float>) return detred::bit_cast<float>(std::uint32_t{0x7fc00000u});
-  else return detred::bit_cast<double>(std::uint64_t{0x7ff8000000000000ull});
+  if constexpr (std::same_as<T, half>)
+    return half::from_bits(0x7e00u);
+  else if constexpr (std::same_as<T, bfloat16>)
+    return bfloat16::from_bits(0x7fc0u);
+  else if constexpr (std::same_as<T, float>)
+    return detred::bit_cast<float>(std::uint32_t{0x7fc00000u});
+  else
+    return detred::bit_cast<double>(std::uint64_t{0x7ff8000000000000ull});
 }
 
 template <floating_input T>

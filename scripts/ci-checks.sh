@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# CI's checks beyond the README's test command: formatting, and the CPU test suite under AddressSanitizer and
+# UndefinedBehaviorSanitizer (any report fails the run: -fno-sanitize-recover=all, ASan aborts on its first error).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v clang-format >/dev/null || { apt-get update -qq && apt-get install -y -qq clang-format >/dev/null; }
+git ls-files '*.hpp' '*.cpp' '*.cu' | xargs clang-format --dry-run --Werror
+echo "format: clean"
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETRED_SANITIZE=address,undefined \
+  -DDETRED_CUDA=OFF -DDETRED_BUILD_BENCHMARKS=OFF -DDETRED_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-sanitize
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" -LE package
