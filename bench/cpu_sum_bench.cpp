@@ -3,10 +3,12 @@
 //                       across SIMD widths, but fast: the bar in docs/PERFORMANCE.md);
 //   sequential:         the plain left-to-right loop (one dependent add per element).
 // Sizes: 2^26 floats and 2^25 doubles (256 MiB each, far beyond any cache). Bytes/s counts the input bytes read.
-// Run: build/bench/bench_cpu_sum --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+//   read_ceiling:       64-bit integer additions over the same bytes: the single-core read ceiling.
+// Run: bench/cpu_sum_table.sh (or the command inside it).
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <thread>
 #include <vector>
@@ -46,6 +48,14 @@ T sequential_loop(const T* x, std::size_t n) {
   return s;
 }
 
+// The read ceiling: integer additions over the same bytes. Integer addition is associative, so the compiler
+// vectorises and unrolls this freely; it moves bytes as fast as one core can read them.
+std::uint64_t read_ceiling(const std::uint64_t* x, std::size_t n) {
+  std::uint64_t s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += x[i];
+  return s;
+}
+
 template <class T>
 void finish(benchmark::State& state, std::size_t n) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n * sizeof(T)));
@@ -73,8 +83,17 @@ void BM_sequential_loop(benchmark::State& state) {
   finish<T>(state, x.size());
 }
 
+template <class T>
+void BM_read_ceiling(benchmark::State& state) {
+  const std::vector<T>& x = input<T>();
+  const auto* words = reinterpret_cast<const std::uint64_t*>(x.data());
+  for (auto _ : state) benchmark::DoNotOptimize(read_ceiling(words, x.size() * sizeof(T) / 8));
+  finish<T>(state, x.size());
+}
+
 const int all_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
+BENCHMARK(BM_read_ceiling<float>)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_canonical_tree<float>)
     ->ArgName("threads")
     ->Arg(1)
