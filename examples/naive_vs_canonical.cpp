@@ -2,6 +2,7 @@
 // floats whose large terms cancel) with the loops people write and with detred, on 1 to 8 threads, and prints how
 // far each result is from a reference and how many different bit patterns the thread counts produced.
 // (The audit tool, detred-audit, replaces this demo as the main job once it exists.)
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

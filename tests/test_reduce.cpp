@@ -111,6 +111,69 @@ TEST(Product, WithinGammaNMinusOneOfTheExactProduct) {
   EXPECT_GT(std::fabs(static_cast<long double>(product(hard)) - p), 2.6L * u * p);  // the case is as hard as claimed
 }
 
+template <class T>
+T make(double v) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+    return T::from_float(float(v));
+  else
+    return static_cast<T>(v);
+}
+
+template <class A, class T>
+void expect_product_rules() {
+  SCOPED_TRACE(std::string(float_traits<T>::name) + "->" + float_traits<A>::name);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto p = [](std::initializer_list<double> v) {
+    std::vector<T> x;
+    for (double d : v) x.push_back(make<T>(d));
+    return product<A>(x);
+  };
+  EXPECT_EQ(bits(p({})), bits(A(1)));
+  EXPECT_EQ(p({2, -3, 0.5}), A(-3));
+  EXPECT_EQ(bits(p({-2, 0})), bits(-A(0)));
+  EXPECT_EQ(p({inf, -2}), -std::numeric_limits<A>::infinity());
+  EXPECT_EQ(bits(p({inf, 0})), bits(canonical_nan<A>()));
+  EXPECT_EQ(bits(p({1, std::numeric_limits<double>::quiet_NaN()})), bits(canonical_nan<A>()));
+}
+
+TEST(Product, RulesForEveryTypePair) {
+  expect_product_rules<float, half>();
+  expect_product_rules<double, half>();
+  expect_product_rules<float, bfloat16>();
+  expect_product_rules<double, bfloat16>();
+  expect_product_rules<float, float>();
+  expect_product_rules<double, float>();
+  expect_product_rules<double, double>();
+}
+
+template <class T>
+void expect_extrema_rules() {
+  SCOPED_TRACE(float_traits<T>::name);
+  const std::vector<T> x = {make<T>(3), make<T>(-0.0), make<T>(0.0), make<T>(-2), make<T>(-2), make<T>(7)};
+  EXPECT_EQ(bits(min(x)), bits(make<T>(-2)));
+  EXPECT_EQ(bits(max(x)), bits(make<T>(7)));
+  EXPECT_EQ(argmin(x), 3u);
+  EXPECT_EQ(argmax(x), 5u);
+  const std::vector<T> zeros = {make<T>(0.0), make<T>(-0.0)};
+  EXPECT_EQ(bits(min(zeros)), bits(make<T>(-0.0)));
+  EXPECT_EQ(bits(max(zeros)), bits(make<T>(0.0)));
+  EXPECT_EQ(argmin(zeros), 1u);
+  EXPECT_EQ(argmax(zeros), 0u);
+  std::vector<T> with_nan = x;
+  with_nan[4] = make<T>(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(bits(min(with_nan)), bits(canonical_nan<T>()));
+  EXPECT_EQ(bits(max(with_nan)), bits(canonical_nan<T>()));
+  EXPECT_EQ(argmin(with_nan), 4u);
+  EXPECT_EQ(argmax(with_nan), 4u);
+}
+
+TEST(Extrema, RulesForEveryType) {
+  expect_extrema_rules<half>();
+  expect_extrema_rules<bfloat16>();
+  expect_extrema_rules<float>();
+  expect_extrema_rules<double>();
+}
+
 // ---- min, max, argmin, argmax ------------------------------------------------------------------------------------
 
 TEST(Extrema, IeeeMinimumMaximumWithSignedZerosAndNan) {
