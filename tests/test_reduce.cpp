@@ -11,10 +11,12 @@
 
 #include "detred/reduce.hpp"
 #include "tests/support/reference.hpp"
+#include "tests/support/type_pairs.hpp"
 
 namespace {
 using namespace detred;
 using test::bits;
+using test::make;
 constexpr float inf = std::numeric_limits<float>::infinity();
 const float nan = std::numeric_limits<float>::quiet_NaN();
 
@@ -111,14 +113,6 @@ TEST(Product, WithinGammaNMinusOneOfTheExactProduct) {
   EXPECT_GT(std::fabs(static_cast<long double>(product(hard)) - p), 2.6L * u * p);  // the case is as hard as claimed
 }
 
-template <class T>
-T make(double v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
-    return T::from_float(float(v));
-  else
-    return static_cast<T>(v);
-}
-
 template <class A, class T>
 void expect_product_rules() {
   SCOPED_TRACE(std::string(float_traits<T>::name) + "->" + float_traits<A>::name);
@@ -137,13 +131,7 @@ void expect_product_rules() {
 }
 
 TEST(Product, RulesForEveryTypePair) {
-  expect_product_rules<float, half>();
-  expect_product_rules<double, half>();
-  expect_product_rules<float, bfloat16>();
-  expect_product_rules<double, bfloat16>();
-  expect_product_rules<float, float>();
-  expect_product_rules<double, float>();
-  expect_product_rules<double, double>();
+  test::for_each_type_pair([]<class A, class T>() { expect_product_rules<A, T>(); });
 }
 
 template <class T>

@@ -11,6 +11,7 @@
 #include "detred/reduce.hpp"
 #include "detred/scan.hpp"
 #include "tests/support/reference.hpp"
+#include "tests/support/type_pairs.hpp"
 
 namespace {
 using namespace detred;
@@ -80,12 +81,7 @@ void expect_scan_matches_tree_sums(std::size_t n) {
   SCOPED_TRACE(std::string(float_traits<T>::name) + "->" + float_traits<A>::name);
   std::vector<double> raw = test::random_fixed_range<double>(n, 6, n + 17, true);
   std::vector<T> x(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
-      x[i] = T::from_float(float(raw[i]));
-    else
-      x[i] = static_cast<T>(raw[i]);
-  }
+  for (std::size_t i = 0; i < n; ++i) x[i] = test::make<T>(raw[i]);
   std::vector<A> out(n);
   inclusive_sum_scan(x, out, {.threads = 3});
   for (std::size_t i : {std::size_t{0}, n / 3, n / 2, n - 1}) {
@@ -95,13 +91,7 @@ void expect_scan_matches_tree_sums(std::size_t n) {
 
 TEST(SumScan, EveryTypePair) {
   const std::size_t n = 2 * (std::size_t{1} << 16) + 5;
-  expect_scan_matches_tree_sums<float, half>(n);
-  expect_scan_matches_tree_sums<double, half>(n);
-  expect_scan_matches_tree_sums<float, bfloat16>(n);
-  expect_scan_matches_tree_sums<double, bfloat16>(n);
-  expect_scan_matches_tree_sums<float, float>(n);
-  expect_scan_matches_tree_sums<double, float>(n);
-  expect_scan_matches_tree_sums<double, double>(n);
+  test::for_each_type_pair([n]<class A, class T>() { expect_scan_matches_tree_sums<A, T>(n); });
 }
 
 TEST(GenericScan, NonCommutativeOperatorsKeepOrder) {

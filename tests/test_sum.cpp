@@ -11,6 +11,7 @@
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/reduce.hpp"
 #include "tests/support/reference.hpp"
+#include "tests/support/type_pairs.hpp"
 
 namespace {
 using namespace detred;
@@ -28,10 +29,8 @@ void expect_tree_is_canonical(std::size_t n, std::uint64_t seed) {
   std::vector<T> x(n);
   std::vector<A> widened(n);
   for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
-      x[i] = T::from_float(float(raw[i] * 1e-6));
-    else
-      x[i] = static_cast<T>(raw[i]);
+    x[i] =
+        (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) ? test::make<T>(raw[i] * 1e-6) : test::make<T>(raw[i]);
     widened[i] = widen<A>(x[i]);
   }
   const A expected = test::canonical_reference<A>(widened, n, plus<A>, negative_zero<A>());
@@ -118,12 +117,7 @@ void expect_special_values(sum_method m) {
   SCOPED_TRACE(std::string(to_string(m)) + " " + float_traits<T>::name + "->" + float_traits<A>::name);
   auto make = [](std::initializer_list<double> v) {
     std::vector<T> x;
-    for (double d : v) {
-      if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
-        x.push_back(T::from_float(float(d)));
-      else
-        x.push_back(static_cast<T>(d));
-    }
+    for (double d : v) x.push_back(test::make<T>(d));
     return x;
   };
   const double inf = std::numeric_limits<double>::infinity();
@@ -155,13 +149,7 @@ void expect_special_values(sum_method m) {
 
 TEST(Sum, SpecialValuesForEveryMethodAndTypePair) {
   for (sum_method m : all_sum_methods) {
-    expect_special_values<float, half>(m);
-    expect_special_values<double, half>(m);
-    expect_special_values<float, bfloat16>(m);
-    expect_special_values<double, bfloat16>(m);
-    expect_special_values<float, float>(m);
-    expect_special_values<double, float>(m);
-    expect_special_values<double, double>(m);
+    test::for_each_type_pair([m]<class A, class T>() { expect_special_values<A, T>(m); });
   }
 }
 
