@@ -17,7 +17,10 @@ if(NOT DETRED_CUDA STREQUAL "OFF")
     endif()
     set(CMAKE_CUDA_RUNTIME_LIBRARY Static)  # binaries built here run on the GPU machine as they are
     enable_language(CUDA)
-    find_package(CUDAToolkit REQUIRED)
+    # The static CUDA runtime and the toolkit headers, found from the compiler's own directories. (FindCUDAToolkit is
+    # avoided: CMake 3.25's version fails on CUDA 13, which no longer ships nvToolsExt, on a fresh machine.)
+    find_library(DETRED_CUDART_STATIC NAMES cudart_static HINTS ${CMAKE_CUDA_IMPLICIT_LINK_DIRECTORIES} REQUIRED)
+    set(DETRED_CUDA_INCLUDE_DIRS ${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES})
     set(DETRED_HAVE_CUDA ON)
     message(STATUS "detred: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
   elseif(DETRED_CUDA STREQUAL "ON")
