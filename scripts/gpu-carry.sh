@@ -8,5 +8,5 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDETRED_CUDA=ON >/dev/null
 cmake --build build
 mkdir -p carry
-cp build/tests/test_cuda_* carry/
+find build/tests -maxdepth 1 -type f -name "test_cuda_*" -perm -u+x -exec cp {} carry/ \;
 ls -l carry/
