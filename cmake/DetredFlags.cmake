@@ -1,5 +1,5 @@
 # The numerics rules, applied to every target detred builds: IEEE arithmetic exactly as written.
-# Never -ffast-math / -Ofast / --use_fast_math, never flush-to-zero; no contraction of a*b+c into an FMA on the host.
+# No fast-math option of any compiler, ever; no flush-to-zero; no contraction of a*b+c into an FMA on the host.
 include_guard(GLOBAL)
 
 function(detred_numerics_flags target)

@@ -1,6 +1,6 @@
 // The CPU backend's inner kernel: the root of one complete canonical subtree (docs/ORDER.md), level by level over a
 // contiguous scratch buffer, so that every level is a loop of independent merges that the compiler vectorises
-// without reassociating anything (no -ffast-math needed or used).
+// without reassociating anything (no fast-math option needed or used).
 #pragma once
 
 #include <cstddef>
