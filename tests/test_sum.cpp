@@ -217,3 +217,14 @@ TEST(AccuracyBounds, EveryMethodWithinItsDocumentedBound) {
 }
 
 }  // namespace
+
+namespace {
+// sum<float> of doubles must not compile; sum<double> of floats must.
+template <class Acc, class R>
+concept summable_as = requires(const R& r) {
+  detred::sum<Acc>(r);
+};
+static_assert(summable_as<double, std::vector<float>>);
+static_assert(summable_as<float, std::vector<detred::half>>);
+static_assert(!summable_as<float, std::vector<double>>);
+}  // namespace

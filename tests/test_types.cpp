@@ -97,3 +97,11 @@ TEST(FloatTraits, WideningIsExact) {
   EXPECT_FALSE(detred::is_finite(std::numeric_limits<float>::infinity()));
   EXPECT_FALSE(detred::is_finite(std::numeric_limits<double>::quiet_NaN()));
 }
+
+// Narrowing an input into a smaller accumulation type is rejected at compile time (float_traits.hpp says why).
+static_assert(detred::accumulable<half, float> && detred::accumulable<bfloat16, double>);
+static_assert(detred::accumulable<float, double> && detred::accumulable<double, double>);
+static_assert(!detred::accumulable<double, float>);
+static_assert(!detred::accumulable<int, double> && !detred::accumulable<float, half>);
+static_assert(std::is_same_v<detred::default_accumulation_t<half>, float>);
+static_assert(std::is_same_v<detred::default_accumulation_t<double>, double>);
