@@ -15,6 +15,7 @@
 // GPU blocks) computes the same bits; that is what makes it parallel.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 
 #include "detred/config.hpp"
@@ -48,6 +49,7 @@ class binary_counter {
 
   constexpr DETRED_HD void push(Node value, int level = 0) {
     const std::uint64_t size = std::uint64_t{1} << level;
+    assert((count_ & (size - 1)) == 0 && "binary_counter::push: count must be a multiple of 2^level");
     while (count_ >> level & 1u) {
       Node left = static_cast<Node&&>(node_[level]);
       combine_(left, value);
