@@ -2,7 +2,8 @@
 # Installs, with apt-get, whichever of detred's build and test dependencies are missing (Debian 12, as root).
 # Installs nothing when everything is present. CUDA is optional: the build uses nvcc where it finds one.
 set -euo pipefail
-packages=(cmake g++ make ninja-build git ca-certificates libgtest-dev libbenchmark-dev)
+packages=(cmake g++ make ninja-build git ca-certificates libgtest-dev libbenchmark-dev librapidcheck-dev libboost-dev
+  libcli11-dev nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
