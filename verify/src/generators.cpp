@@ -204,7 +204,7 @@ std::vector<T> generate_cancel(std::uint64_t n, random_bits& rng) {
   for (std::uint64_t i = 0; i < half_n; ++i) x.push_back(to_type<T>(normal.next(rng)));
   const double perturbation = std::ldexp(1.0, -(f.precision / 2));
   for (std::uint64_t i = 0; i < half_n; ++i) {
-    const double a = to_double(x[rng.below(half_n)]);
+    const double a = to_double(x[i]);  // its partner; the final shuffle separates the two
     x.push_back(to_type<T>(-a * (1 + perturbation * rng.uniform_symmetric())));
   }
   if (n % 2 != 0) x.push_back(to_type<T>(normal.next(rng)));
@@ -232,10 +232,11 @@ std::vector<T> generate_ill(std::uint64_t n, double condition, random_bits& rng)
   int condition_exponent = 0;  // condition = fraction * 2^condition_exponent, fraction in [0.5, 1)
   const double fraction = std::frexp(condition, &condition_exponent);
   const int log2_condition = fraction == 0.5 ? condition_exponent - 1 : condition_exponent;  // ceil(log2 condition)
-  // Magnitudes stay below 2^top. 16-bit inputs are accumulated in a wider type, so only T's own range matters
-  // (with room for the cancelling terms, which reach about 4 * 2^top); otherwise n * 2^(top+2) must not overflow.
+  // Magnitudes stay below 2^top. binary16 inputs are accumulated in a wider type, so only T's own range matters:
+  // room for the cancelling terms (about 4 * 2^top) and for the final sum (about n 2^top / condition). Otherwise
+  // n * 2^(top+2) must not overflow T.
   const int log2_n = static_cast<int>(std::bit_width(n));
-  const int top = f.emax - 2 - ((std::same_as<T, half>) ? 0 : log2_n);
+  const int top = f.emax - 2 - ((std::same_as<T, half>) ? std::max(0, log2_n - log2_condition + 1) : log2_n);
   const int spread = std::min(log2_condition, top - f.emin);  // the first part's exponent range
   // The cancelling part: each step lowers the running sum by up to 2^(p-2); the descent is at most about
   // spread + log2(condition) binades. One more term places the final sum.
