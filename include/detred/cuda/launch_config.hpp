@@ -1,6 +1,7 @@
 // How the device-wide canonical sum is launched. Every field changes speed only, never bits: the result is a function
 // of the input values and n (docs/ORDER.md), which the GPU tests prove over many configurations. A zero field means
-// "choose for this device and n" (src/cuda/launch_policy.cpp); tests and benchmarks set fields to force a shape.
+// "choose for this device and n" (src/cuda/launch_policy.hpp); tests and benchmarks set fields to force a shape.
+// A field out of range throws detred::invalid_argument.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 namespace detred::cuda {
 
 struct launch_config {
-  // Threads per block of the main kernel: a multiple of 32 in [32, 1024]. 0: chosen (256).
+  // Threads per block of the main kernel: a multiple of 32 in [32, 256]. 0: chosen (256).
   int block_threads = 0;
   // Blocks of the main kernel; they take chunks grid-stride. 0: chosen to fill the device (a few blocks per SM).
   int grid_blocks = 0;
@@ -16,9 +17,5 @@ struct launch_config {
   // root it writes to the workspace: 1, 2, 4, 8 or 16. 0: chosen from n (16 for large inputs, fewer for small ones).
   int tiles_per_chunk = 0;
 };
-
-// The configuration detred uses on `device` for a sum of n elements when the caller leaves every field 0; fields the
-// caller set are kept. Throws detred::invalid_argument for a field out of range.
-launch_config resolve_launch_config(const launch_config& requested, std::uint64_t n, int device);
 
 }  // namespace detred::cuda

@@ -33,6 +33,11 @@ namespace detail {
 template <class A, class T>
 void sum_on_device(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, std::size_t workspace_bytes,
                    cudaStream_t stream, sum_method method, const launch_config& config);
+template <class A, class T>
+A sum_to_host(const T* d_in, std::uint64_t n, void* d_workspace, std::size_t workspace_bytes, cudaStream_t stream,
+              sum_method method, const launch_config& config);
+template <class A, class T>
+A sum_host_data(std::span<const T> host, sum_method method, const launch_config& config, std::size_t offset);
 }  // namespace detail
 
 // Writes the sum of d_in[0..n) to *d_out (device memory), asynchronously on `stream`.
@@ -49,7 +54,9 @@ void sum(const T* d_in, std::uint64_t n, accumulation_for<Acc, T>* d_out, void* 
 template <class Acc = default_accumulation, floating_input T>
 requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> sum_to_host(
     const T* d_in, std::uint64_t n, void* d_workspace, std::size_t workspace_bytes, cudaStream_t stream = nullptr,
-    sum_method method = sum_method::tree, const launch_config& config = {});
+    sum_method method = sum_method::tree, const launch_config& config = {}) {
+  return detail::sum_to_host<accumulation_for<Acc, T>>(d_in, n, d_workspace, workspace_bytes, stream, method, config);
+}
 
 // Convenience for tools and tests, not for hot loops: copies host data to a fresh device buffer (placed `offset`
 // elements past a 256-byte boundary, to exercise unaligned inputs), sums it there, frees everything and returns the
@@ -57,6 +64,8 @@ requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> sum_t
 template <class Acc = default_accumulation, floating_input T>
 requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> sum_host_data(
     std::span<const T> host, sum_method method = sum_method::tree, const launch_config& config = {},
-    std::size_t offset = 0);
+    std::size_t offset = 0) {
+  return detail::sum_host_data<accumulation_for<Acc, T>>(host, method, config, offset);
+}
 
 }  // namespace detred::cuda

@@ -1,0 +1,48 @@
+// Register-level helpers for accumulators of any trivially copyable type (plain or compensated, float or double):
+// warp shuffles and a branch-free select, one 32-bit word at a time.
+#pragma once
+
+#include <cstring>
+#include <type_traits>
+
+namespace detred::cuda::detail {
+
+template <class Acc>
+inline constexpr int words_of = int(sizeof(Acc) / 4);
+
+// __shfl_xor_sync of every 32-bit word of v: the value lane (lane ^ mask) holds. All 32 lanes must take part.
+template <class Acc>
+__device__ __forceinline__ Acc shuffle_xor(const Acc& v, int mask) {
+  static_assert(std::is_trivially_copyable_v<Acc> && sizeof(Acc) % 4 == 0);
+  unsigned w[words_of<Acc>];
+  std::memcpy(w, &v, sizeof(Acc));
+#pragma unroll
+  for (int i = 0; i < words_of<Acc>; ++i) w[i] = __shfl_xor_sync(0xffffffffu, w[i], mask);
+  Acc out;
+  std::memcpy(&out, w, sizeof(Acc));
+  return out;
+}
+
+// first ? a : b, written as bit operations so that the compiler cannot turn it into a select between the addresses
+// of two register-array elements (which would move the array to local memory).
+template <class Acc>
+__device__ __forceinline__ Acc pick(bool first, const Acc& a, const Acc& b) {
+  unsigned wa[words_of<Acc>], wb[words_of<Acc>];
+  std::memcpy(wa, &a, sizeof(Acc));
+  std::memcpy(wb, &b, sizeof(Acc));
+  const unsigned mask = 0u - unsigned(first);
+#pragma unroll
+  for (int i = 0; i < words_of<Acc>; ++i) wa[i] = (wa[i] & mask) | (wb[i] & ~mask);
+  Acc out;
+  std::memcpy(&out, wa, sizeof(Acc));
+  return out;
+}
+
+// left.merge(right) as a value: the node of the canonical tree with these children, left = lower indices.
+template <class Acc>
+__device__ __forceinline__ Acc merged(Acc left, const Acc& right) {
+  left.merge(right);
+  return left;
+}
+
+}  // namespace detred::cuda::detail

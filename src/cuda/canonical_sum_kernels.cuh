@@ -1,0 +1,133 @@
+// The device-wide canonical sum (include/detred/cuda/sum.hpp): two kernels and their launcher, instantiated once per
+// type pair by canonical_sum_<type>.cu.
+//
+// Work decomposition of x[0..n), with tile = tile_shape<T>::elements and chunk = tiles_per_chunk * tile:
+//   - full chunks [0, C): one warp each (grid-stride), root -> workspace roots[0 .. C);
+//   - tail tiles: the t < tiles_per_chunk whole tiles after them, one warp each, roots -> roots[C .. C + t);
+//   - the remainder: the r < tile elements after those.
+// The finishing kernel (one block) pushes, in index order, the roots of the aligned blocks that the binary digits of
+// C, t and r stand for into a binary counter and folds it: exactly the canonical order of docs/ORDER.md, whatever
+// the grid, block size or chunk size (these only decide which nodes are computed where).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "detred/accumulators/accumulator.hpp"
+#include "detred/cuda/block_reduce.cuh"
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/sum.hpp"
+#include "detred/cuda/warp_tile.cuh"
+#include "detred/errors.hpp"
+#include "src/cuda/launch_policy.hpp"
+#include "src/cuda/workspace.hpp"
+
+namespace detred::cuda::detail {
+
+inline constexpr int finish_threads = 512;
+
+// Roots of the full chunks (items [0, full_chunks)) and of the tail tiles (items [full_chunks, items)).
+template <class Acc, class T, bool Aligned>
+__global__ void __launch_bounds__(max_block_threads)
+    chunk_roots_kernel(const T* __restrict__ x, std::uint64_t full_chunks, std::uint64_t items, int tiles_per_chunk,
+                       Acc* __restrict__ roots) {
+  constexpr std::uint64_t tile = tile_shape<T>::elements;
+  const std::uint64_t chunk = tile * std::uint64_t(tiles_per_chunk);
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t item = warp; item < items; item += warps) {
+    Acc root;
+    if (item < full_chunks) {
+      root = warp_chunk_root<Acc, T, Aligned>(x + item * chunk, tiles_per_chunk);
+    } else {
+      root = warp_tile_root<Acc, T, Aligned>(x + full_chunks * chunk + (item - full_chunks) * tile);
+    }
+    if ((threadIdx.x & 31) == 0) roots[item] = root;
+  }
+}
+
+// Joins everything in the canonical order and writes the result (canonical NaN, -0.0 when n == 0).
+template <class Acc, class T>
+__global__ void __launch_bounds__(finish_threads)
+    finish_kernel(const Acc* __restrict__ roots, std::uint64_t full_chunks, int chunk_level, int tail_tiles,
+                  const T* __restrict__ remainder, int remainder_count, typename Acc::value_type* out) {
+  using A = typename Acc::value_type;
+  constexpr int tile_level = tile_shape<T>::tile_level;
+  __shared__ Acc warp_roots[finish_threads / 32];
+  binary_counter<Acc, merge_accumulators> counter;  // thread 0's
+  // The aligned blocks of chunk roots, largest first (the binary digits of full_chunks), then of tail-tile roots.
+  std::uint64_t first = 0;
+  for (int k = 63; k >= 0; --k) {
+    if (!((full_chunks >> k) & 1u)) continue;
+    const auto load = [&](std::uint64_t i) { return roots[first + i]; };
+    const Acc root = block_subtree_root<finish_threads, Acc>(load, k, warp_roots);
+    if (threadIdx.x == 0) counter.push(root, chunk_level + k);
+    first += std::uint64_t{1} << k;
+  }
+  for (int k = 4; k >= 0; --k) {
+    if (!((tail_tiles >> k) & 1)) continue;
+    const auto load = [&](std::uint64_t i) { return roots[first + i]; };
+    const Acc root = block_subtree_root<finish_threads, Acc>(load, k, warp_roots);
+    if (threadIdx.x == 0) counter.push(root, tile_level + k);
+    first += std::uint64_t{1} << k;
+  }
+  // The remainder's aligned blocks, straight from the input.
+  int offset = 0;
+  for (int k = tile_level - 1; k >= 0; --k) {
+    if (!((remainder_count >> k) & 1)) continue;
+    const auto load = [&](std::uint64_t i) { return Acc::from_value(widen<A>(remainder[offset + i])); };
+    const Acc root = block_subtree_root<finish_threads, Acc>(load, k, warp_roots);
+    if (threadIdx.x == 0) counter.push(root, k);
+    offset += 1 << k;
+  }
+  if (threadIdx.x == 0) *out = canonicalize_nan(counter.empty() ? Acc{}.result() : counter.fold().result());
+}
+
+// Per-device facts, queried once per device and kernel.
+template <class Kernel>
+device_facts facts_for(Kernel kernel, int block_threads) {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  device_facts f;
+  check(cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, device),
+        "cudaDeviceGetAttribute(MultiProcessorCount)");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f.resident_blocks_per_multiprocessor, kernel, block_threads, 0),
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (f.resident_blocks_per_multiprocessor < 1) f.resident_blocks_per_multiprocessor = 1;
+  return f;
+}
+
+template <class Acc, class T>
+void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_type* d_out, void* d_workspace,
+                          cudaStream_t stream, const launch_config& requested) {
+  constexpr std::uint64_t tile = tile_shape<T>::elements;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
+  auto kernel = aligned ? chunk_roots_kernel<Acc, T, true> : chunk_roots_kernel<Acc, T, false>;
+  const int block_threads = chosen_block_threads(requested);
+  const launch_config c = choose_launch_config(requested, n, tile, facts_for(kernel, block_threads));
+
+  const std::uint64_t chunk = tile * std::uint64_t(c.tiles_per_chunk);
+  const std::uint64_t full_chunks = n / chunk;
+  const std::uint64_t rest = n - full_chunks * chunk;
+  const int tail_tiles = int(rest / tile);
+  const int remainder_count = int(rest - std::uint64_t(tail_tiles) * tile);
+  const std::uint64_t items = full_chunks + std::uint64_t(tail_tiles);
+  int chunk_level = 0;
+  while ((std::uint64_t{1} << chunk_level) < chunk) ++chunk_level;
+
+  Acc* roots = workspace_roots<Acc>(d_workspace);
+  if (items > 0) {
+    const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
+    const std::uint64_t useful_blocks = (items + warps_per_block - 1) / warps_per_block;
+    const unsigned grid = unsigned(useful_blocks < std::uint64_t(c.grid_blocks) ? useful_blocks : c.grid_blocks);
+    kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, full_chunks, items, c.tiles_per_chunk, roots);
+    check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel");
+  }
+  const T* remainder = d_in + (full_chunks * chunk + std::uint64_t(tail_tiles) * tile);
+  finish_kernel<Acc, T><<<1, finish_threads, 0, stream>>>(roots, full_chunks, chunk_level, tail_tiles, remainder,
+                                                           remainder_count, d_out);
+  check(cudaGetLastError(), "cuda::sum: launching finish_kernel");
+}
+
+}  // namespace detred::cuda::detail

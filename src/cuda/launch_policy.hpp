@@ -1,0 +1,51 @@
+// Launch tuning for the device-wide canonical sum, apart from the algorithm: every choice here changes speed only,
+// never bits (the tests prove it over many configurations).
+#pragma once
+
+#include <cstdint>
+
+#include "detred/cuda/launch_config.hpp"
+#include "detred/errors.hpp"
+
+namespace detred::cuda::detail {
+
+struct device_facts {
+  int multiprocessors = 1;
+  int resident_blocks_per_multiprocessor = 1;  // of the main kernel at the chosen block size
+};
+
+inline constexpr int default_block_threads = 256;
+inline constexpr int max_block_threads = 256;  // the main kernel's __launch_bounds__
+inline constexpr int max_tiles_per_chunk = 16;
+
+// Throws invalid_argument for a field outside its documented range (0 always means "choose").
+inline void validate(const launch_config& c) {
+  if (c.block_threads != 0 && (c.block_threads < 32 || c.block_threads > max_block_threads || c.block_threads % 32))
+    detred::detail::throw_invalid("cuda::sum", "launch_config.block_threads must be 0 or a multiple of 32 in [32, 256]");
+  if (c.grid_blocks < 0) detred::detail::throw_invalid("cuda::sum", "launch_config.grid_blocks must be >= 0");
+  const int t = c.tiles_per_chunk;
+  if (t != 0 && t != 1 && t != 2 && t != 4 && t != 8 && t != 16)
+    detred::detail::throw_invalid("cuda::sum", "launch_config.tiles_per_chunk must be 0, 1, 2, 4, 8 or 16");
+}
+
+inline int chosen_block_threads(const launch_config& requested) {
+  return requested.block_threads ? requested.block_threads : default_block_threads;
+}
+
+// Fills the fields the caller left 0. Chunks: as large as possible (fewer roots for the finishing kernel) while
+// every warp the device can hold still gets several chunks, so that the last, partial wave is short.
+inline launch_config choose_launch_config(launch_config requested, std::uint64_t n, std::uint64_t tile_elements,
+                                          const device_facts& device) {
+  launch_config c = requested;
+  c.block_threads = chosen_block_threads(requested);
+  const std::uint64_t resident_warps =
+      std::uint64_t(device.multiprocessors) * device.resident_blocks_per_multiprocessor * (c.block_threads / 32);
+  if (c.tiles_per_chunk == 0) {
+    c.tiles_per_chunk = max_tiles_per_chunk;
+    while (c.tiles_per_chunk > 1 && n / (tile_elements * c.tiles_per_chunk) < 4 * resident_warps) c.tiles_per_chunk /= 2;
+  }
+  if (c.grid_blocks == 0) c.grid_blocks = device.multiprocessors * device.resident_blocks_per_multiprocessor;
+  return c;
+}
+
+}  // namespace detred::cuda::detail
