@@ -1,0 +1,52 @@
+#include "registry.hpp"
+
+#include <algorithm>
+
+#ifdef DETRED_AUDIT_HAS_CUDA
+#include "gpu_algorithms.hpp"
+#endif
+
+namespace detred::audit {
+
+bool has_gpu_backend() {
+#ifdef DETRED_AUDIT_HAS_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+template <floating_input T>
+std::vector<algorithm<T>> make_registry(const registry_options& options) {
+  std::vector<algorithm<T>> table;
+  if (options.cpu) table = cpu_algorithms<T>(options.thread_counts);
+#ifdef DETRED_AUDIT_HAS_CUDA
+  if (options.gpu) {
+    auto gpu = gpu_algorithms<T>(make_gpu_session());
+    table.insert(table.end(), gpu.begin(), gpu.end());
+  }
+#endif
+  if (!options.selection.empty()) {
+    std::erase_if(table, [&](const algorithm<T>& a) {
+      return std::none_of(options.selection.begin(), options.selection.end(),
+                          [&](const std::string& name) { return selects(name, a.name); });
+    });
+  }
+  return table;
+}
+
+template std::vector<algorithm<half>> make_registry<half>(const registry_options&);
+template std::vector<algorithm<bfloat16>> make_registry<bfloat16>(const registry_options&);
+template std::vector<algorithm<float>> make_registry<float>(const registry_options&);
+template std::vector<algorithm<double>> make_registry<double>(const registry_options&);
+
+std::vector<std::string> all_algorithm_names() {
+  // f32 inputs have every entry: the default accumulation and the @f64 ones.
+  std::vector<std::string> names;
+  registry_options options;
+  options.gpu = has_gpu_backend();
+  for (const auto& a : make_registry<float>(options)) names.push_back(a.name);
+  return names;
+}
+
+}  // namespace detred::audit

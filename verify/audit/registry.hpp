@@ -1,0 +1,28 @@
+// The table of algorithms one audit runs: the CPU entries, the GPU entries where asked for and built, filtered by
+// --algorithms.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algorithms.hpp"
+
+namespace detred::audit {
+
+struct registry_options {
+  bool cpu = true;
+  bool gpu = false;                     // needs a build with CUDA (has_gpu_backend()) and a device
+  std::vector<unsigned> thread_counts;  // CPU configurations beyond the default
+  std::vector<std::string> selection;   // --algorithms entries; empty: all
+};
+
+// True when this build has the CUDA backend (CMake found nvcc).
+bool has_gpu_backend();
+
+template <floating_input T>
+std::vector<algorithm<T>> make_registry(const registry_options& options);
+
+// The stable names of every algorithm this build knows, for any input type, in registry order.
+std::vector<std::string> all_algorithm_names();
+
+}  // namespace detred::audit
