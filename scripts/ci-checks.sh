@@ -11,3 +11,6 @@ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETRED
 cmake --build build-sanitize
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" -LE package
+# detred-audit's file parsers under libFuzzer (with ASan, UBSan and leak checks) for a bounded time, from the seed
+# corpus in tests/audit/corpus/: any crash, leak or sanitizer report fails CI.
+scripts/fuzz-audit.sh 60
