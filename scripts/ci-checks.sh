@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CI's checks beyond the README's test command: formatting, and the CPU test suite under AddressSanitizer and
-# UndefinedBehaviorSanitizer (any report fails the run: -fno-sanitize-recover=all, ASan aborts on its first error).
+# CI's checks beyond the README's test command: formatting, the CPU test suite under AddressSanitizer and
+# UndefinedBehaviorSanitizer (any report fails the run: -fno-sanitize-recover=all, ASan aborts on its first error), and
+# a bounded libFuzzer run over detred-audit's file parsers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { apt-get update -qq && apt-get install -y -qq clang-format >/dev/null; }
