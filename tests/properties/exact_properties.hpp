@@ -1,0 +1,61 @@
+// The promise of an exact method: the correctly rounded sum, bit for bit, for every order and every split of the
+// input. Written once over any Exact type with add(std::span<const T>), merge(const Exact&) and rounded<A>(); run
+// today for the reference itself (verify::exact_sum), so that everything checked against it stands on a reference that
+// is order- and split-invariant. The library's exact method (its own issue) reuses this property unchanged.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "detred/verify/exact_sum.hpp"
+#include "tests/properties/inputs.hpp"
+#include "tests/properties/property.hpp"
+
+namespace detred::test {
+
+template <class Exact>
+void exact_method_is_correctly_rounded_and_order_and_split_invariant() {
+  with_type_pair(*type_pairs(), [&]<class A, class T>() {
+    const sample<T> x = *gen::weightedOneOf<sample<T>>({{3, finite_samples<T, A>()}, {1, special_samples<T>()}});
+    const std::size_t n = x.values.size();
+    // A permutation (from a seed) and a split into pieces (cut points), summed piece by piece and merged backwards.
+    const std::uint64_t permutation_seed = *gen::inRange<std::uint64_t>(0, 1000000);
+    std::vector<std::size_t> cuts = *gen::container<std::vector<std::size_t>>(gen::inRange<std::size_t>(0, n + 1));
+    std::sort(cuts.begin(), cuts.end());
+    std::vector<T> permuted = x.values;
+    std::mt19937_64 rng(permutation_seed);
+    std::shuffle(permuted.begin(), permuted.end(), rng);
+
+    Exact whole;
+    whole.template add<T>(std::span<const T>(x.values));
+    std::vector<Exact> pieces;
+    std::size_t start = 0;
+    cuts.push_back(n);
+    for (std::size_t cut : cuts) {
+      Exact piece;
+      piece.template add<T>(std::span<const T>(permuted).subspan(start, cut - start));
+      pieces.push_back(piece);
+      start = cut;
+    }
+    Exact merged;
+    for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) merged.merge(*it);
+
+    const verify::exact_sum reference = verify::exact_sum_of<T>(x.values);
+    RC_LOG() << "whole " << std::hexfloat << whole.template rounded<A>() << ", permuted and merged "
+             << merged.template rounded<A>() << std::defaultfloat << "\n";
+    RC_ASSERT(bits(whole.template rounded<A>()) == bits(reference.rounded<A>()));
+    RC_ASSERT(bits(merged.template rounded<A>()) == bits(reference.rounded<A>()));
+    RC_ASSERT(bits(merged.template rounded<T>()) == bits(reference.rounded<T>()));
+    // An independent oracle where one exists: a single IEEE addition is correctly rounded.
+    if (n == 2) {
+      const A a = static_cast<A>(as_double(x.values[0])), b = static_cast<A>(as_double(x.values[1]));
+      RC_ASSERT(bits(whole.template rounded<A>()) == bits(canonicalize_nan<A>(a + b)));
+    }
+  });
+}
+
+}  // namespace detred::test
