@@ -9,7 +9,7 @@ namespace detred::audit {
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // keys in the order written: facts first, as docs/AUDIT.md lists them
 
 // A double as a JSON number (null when not finite: JSON has no Inf or NaN) and, under key + "_hex", exactly.
 void put(json& object, const std::string& key, double value) {
