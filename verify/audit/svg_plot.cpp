@@ -55,7 +55,7 @@ void write_svg_plot(std::ostream& out, const std::vector<input_report>& sweep) {
       }
     }
   }
-  const double zero_band = y_min_decade - 1;  // where exact results go
+  const double zero_band = y_min_decade - 1.5;  // where exact results go, clear of the lowest tick
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   auto px = [&](double decade) { return left + plot_w * decade / x_max_decade; };
   auto py = [&](double decade) { return top + plot_h * (y_max_decade - decade) / (y_max_decade - zero_band); };
