@@ -14,6 +14,7 @@
 #include "detred/reduce.hpp"
 #include "detred/verify/exact_sum.hpp"
 #include "detred/verify/generators.hpp"
+#include "permutation.hpp"
 #include "registry.hpp"
 
 namespace detred::audit {
@@ -78,6 +79,23 @@ TEST(AlgorithmRegistry, HasEveryMethodAndTheWideAccumulations) {
   ASSERT_EQ(some.size(), 2u);
   EXPECT_EQ(some[0].name, "cpu/kahan");
   EXPECT_EQ(some[1].name, "cpu/tree");
+}
+
+// --permute's orders are permutations, the same for the same seed (on every platform: std::mt19937_64 is specified
+// exactly and the shuffle is detred's own), and different for different seeds.
+TEST(Permutation, IsASeededPermutation) {
+  std::vector<int> x(1000);
+  for (int i = 0; i < 1000; ++i) x[i] = i;
+  std::mt19937_64 a(5), b(5), c(6);
+  const auto pa = permuted(std::span<const int>(x), a);
+  EXPECT_EQ(pa, permuted(std::span<const int>(x), b));
+  EXPECT_NE(pa, permuted(std::span<const int>(x), c));
+  EXPECT_NE(pa, x);
+  auto sorted = pa;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, x);
+  std::mt19937_64 d(1);
+  for (int i = 0; i < 1000; ++i) EXPECT_LT(uniform_below(d, 3), 3u);
 }
 
 TEST(AuditRunner, RealCpuAlgorithmsKeepEveryPromiseAndTheirBounds) {

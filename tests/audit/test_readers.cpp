@@ -143,6 +143,15 @@ TEST(TextReader, RejectsEachDefectWithFileLineAndColumn) {
   }
 }
 
+TEST(TextReader, SkipsAUtf8ByteOrderMark) {
+  EXPECT_EQ(as_doubles(ok(parse_text("\xEF\xBB\xBF"
+                                     "1.5,-2.25\n0.5,4\n",
+                                     element_type::f64, "bom.csv"))),
+            expected);
+  EXPECT_NE(error_of(parse_text("\xEF\xBB\xBF", element_type::f64, "b")).find("b: line 1: no numbers"),
+            std::string::npos);
+}
+
 // The rounding of decimal text to a 16-bit type must be single: the value just above a binary16 midpoint rounds up
 // even though its nearest double is the midpoint itself (which would round to even: down).
 TEST(TextReader, RoundsCorrectlyToSixteenBitTypesWithoutDoubleRounding) {

@@ -69,7 +69,8 @@ template <class T>
 read_result parse_text_as(std::string_view text, std::string_view source) {
   std::vector<T> values;
   std::size_t line_number = 0;
-  std::size_t line_start = 0;
+  // A UTF-8 byte order mark, as spreadsheet exports write, is not part of the first number.
+  std::size_t line_start = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   while (line_start < text.size()) {
     ++line_number;
     std::size_t line_end = text.find('\n', line_start);
@@ -108,6 +109,7 @@ read_result parse_text_as(std::string_view text, std::string_view source) {
     line_start = line_end + 1;
   }
   if (text.empty()) return make_input_error(source, "line 1", "empty file: no values to audit");
+  if (line_number == 0) return make_input_error(source, "line 1", "no numbers in the file");
   if (values.empty()) return make_input_error(source, "line " + std::to_string(line_number), "no numbers in the file");
   dataset data;
   data.source = std::string(source);

@@ -1,5 +1,6 @@
 // Text input: numbers separated by whitespace, newlines or commas, each a C decimal ("-1.5e-3"), a C99 hex-float
-// ("0x1.8p-3"), "inf" or "nan" (as strtod spells them); '#' starts a comment that runs to the end of the line.
+// ("0x1.8p-3"), "inf" or "nan" (as strtod spells them); '#' starts a comment that runs to the end of the line. A
+// leading UTF-8 byte order mark is skipped.
 #pragma once
 
 #include <string_view>
