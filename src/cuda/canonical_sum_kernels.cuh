@@ -13,6 +13,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/cuda/block_reduce.cuh"
@@ -26,75 +28,115 @@
 namespace detred::cuda::detail {
 
 inline constexpr int finish_threads = 512;
+inline constexpr int fused_threads = 256;  // block size of the one-block path for small inputs
 
-// Roots of the full chunks (items [0, full_chunks)) and of the tail tiles (items [full_chunks, items)).
-template <class Acc, class T, bool Aligned>
-__global__ void __launch_bounds__(max_block_threads)
-    chunk_roots_kernel(const T* __restrict__ x, std::uint64_t full_chunks, std::uint64_t items, int tiles_per_chunk,
-                       Acc* __restrict__ roots) {
-  constexpr std::uint64_t tile = tile_shape<T>::elements;
-  const std::uint64_t chunk = tile * std::uint64_t(tiles_per_chunk);
-  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
-  for (std::uint64_t item = warp; item < items; item += warps) {
-    Acc root;
-    if (item < full_chunks) {
-      root = warp_chunk_root<Acc, T, Aligned>(x + item * chunk, tiles_per_chunk);
-    } else {
-      root = warp_tile_root<Acc, T, Aligned>(x + full_chunks * chunk + (item - full_chunks) * tile);
-    }
-    if ((threadIdx.x & 31) == 0) roots[item] = root;
-  }
-}
-
-// Joins everything in the canonical order and writes the result (canonical NaN, -0.0 when n == 0).
+// What remains after the chunk kernel: where the roots are and how the input ends.
 template <class Acc, class T>
-__global__ void __launch_bounds__(finish_threads)
-    finish_kernel(const Acc* __restrict__ roots, std::uint64_t full_chunks, int chunk_level, int tail_tiles,
-                  const T* __restrict__ remainder, int remainder_count, typename Acc::value_type* out) {
+struct finish_plan {
+  const Acc* roots;
+  std::uint64_t full_chunks;
+  int chunk_level;
+  int tail_tiles;
+  const T* remainder;
+  int remainder_count;
+};
+
+// Joins everything in the canonical order with the whole block and writes the result from thread 0 (canonical NaN;
+// -0.0 when n == 0). The aligned blocks of chunk roots (the binary digits of full_chunks), then of tail-tile roots,
+// then of the remainder's elements go into a binary counter, largest first.
+template <int BlockThreads, class Acc, class T>
+__device__ void finish_in_block(const finish_plan<Acc, T>& plan, typename Acc::value_type* out, Acc* warp_roots) {
   using A = typename Acc::value_type;
   constexpr int tile_level = tile_shape<T>::tile_level;
-  __shared__ Acc warp_roots[finish_threads / 32];
   binary_counter<Acc, merge_accumulators> counter;  // thread 0's
-  // The aligned blocks of chunk roots, largest first (the binary digits of full_chunks), then of tail-tile roots.
   std::uint64_t first = 0;
   for (int k = 63; k >= 0; --k) {
-    if (!((full_chunks >> k) & 1u)) continue;
-    const auto load = [&](std::uint64_t i) { return roots[first + i]; };
-    const Acc root = block_subtree_root<finish_threads, Acc>(load, k, warp_roots);
-    if (threadIdx.x == 0) counter.push(root, chunk_level + k);
+    if (!((plan.full_chunks >> k) & 1u)) continue;
+    const auto load = [&](std::uint64_t i) { return plan.roots[first + i]; };
+    const Acc root = block_subtree_root<BlockThreads, Acc>(load, k, warp_roots);
+    if (threadIdx.x == 0) counter.push(root, plan.chunk_level + k);
     first += std::uint64_t{1} << k;
   }
   for (int k = 4; k >= 0; --k) {
-    if (!((tail_tiles >> k) & 1)) continue;
-    const auto load = [&](std::uint64_t i) { return roots[first + i]; };
-    const Acc root = block_subtree_root<finish_threads, Acc>(load, k, warp_roots);
+    if (!((plan.tail_tiles >> k) & 1)) continue;
+    const auto load = [&](std::uint64_t i) { return plan.roots[first + i]; };
+    const Acc root = block_subtree_root<BlockThreads, Acc>(load, k, warp_roots);
     if (threadIdx.x == 0) counter.push(root, tile_level + k);
     first += std::uint64_t{1} << k;
   }
-  // The remainder's aligned blocks, straight from the input.
   int offset = 0;
   for (int k = tile_level - 1; k >= 0; --k) {
-    if (!((remainder_count >> k) & 1)) continue;
-    const auto load = [&](std::uint64_t i) { return Acc::from_value(widen<A>(remainder[offset + i])); };
-    const Acc root = block_subtree_root<finish_threads, Acc>(load, k, warp_roots);
+    if (!((plan.remainder_count >> k) & 1)) continue;
+    const auto load = [&](std::uint64_t i) { return Acc::from_value(widen<A>(plan.remainder[offset + i])); };
+    const Acc root = block_subtree_root<BlockThreads, Acc>(load, k, warp_roots);
     if (threadIdx.x == 0) counter.push(root, k);
     offset += 1 << k;
   }
   if (threadIdx.x == 0) *out = canonicalize_nan(counter.empty() ? Acc{}.result() : counter.fold().result());
 }
 
-// Per-device facts, queried once per device and kernel.
+// Roots of the full chunks (items [0, full_chunks)) and of the tail tiles (items [full_chunks, items)). With
+// `out` non-null the grid is one block of fused_threads threads, which then also finishes (the small-input path: one
+// launch instead of two).
+template <class Acc, class T, bool Aligned>
+__global__ void __launch_bounds__(max_block_threads)
+    chunk_roots_kernel(const T* __restrict__ x, std::uint64_t items, int tiles_per_chunk, finish_plan<Acc, T> plan,
+                       typename Acc::value_type* out) {
+  constexpr std::uint64_t tile = tile_shape<T>::elements;
+  const std::uint64_t chunk = tile * std::uint64_t(tiles_per_chunk);
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  Acc* roots = const_cast<Acc*>(plan.roots);
+  // Lets the finishing kernel (launched with programmatic stream serialization) be scheduled while this grid runs; it
+  // still waits for this grid's completion and memory flush in cudaGridDependencySynchronize before reading roots.
+  cudaTriggerProgrammaticLaunchCompletion();
+  for (std::uint64_t item = warp; item < items; item += warps) {
+    Acc root;
+    if (item < plan.full_chunks) {
+      root = warp_chunk_root<Acc, T, Aligned>(x + item * chunk, tiles_per_chunk);
+    } else {
+      root = warp_tile_root<Acc, T, Aligned>(x + plan.full_chunks * chunk + (item - plan.full_chunks) * tile);
+    }
+    if ((threadIdx.x & 31) == 0) roots[item] = root;
+  }
+  if (out != nullptr) {
+    __shared__ Acc warp_roots[fused_threads / 32];
+    __syncthreads();  // the block's own root stores are visible to the block after the barrier
+    finish_in_block<fused_threads>(plan, out, warp_roots);
+  }
+}
+
+template <class Acc, class T>
+__global__ void __launch_bounds__(finish_threads)
+    finish_kernel(finish_plan<Acc, T> plan, typename Acc::value_type* out) {
+  cudaGridDependencySynchronize();  // the chunk kernel's roots are complete and visible from here on
+  __shared__ Acc warp_roots[finish_threads / 32];
+  finish_in_block<finish_threads>(plan, out, warp_roots);
+}
+
+// Per-device facts for one kernel and block size, queried once and cached: the queries cost microseconds of host
+// time, which a small sum would otherwise pay on every call.
 template <class Kernel>
 device_facts facts_for(Kernel kernel, int block_threads) {
+  struct entry {
+    Kernel kernel;
+    int device, block_threads;
+    device_facts facts;
+  };
+  static std::mutex mutex;
+  static std::vector<entry> cache;
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const entry& e : cache)
+    if (e.kernel == kernel && e.device == device && e.block_threads == block_threads) return e.facts;
   device_facts f;
   check(cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, device),
         "cudaDeviceGetAttribute(MultiProcessorCount)");
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f.resident_blocks_per_multiprocessor, kernel, block_threads, 0),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (f.resident_blocks_per_multiprocessor < 1) f.resident_blocks_per_multiprocessor = 1;
+  cache.push_back({kernel, device, block_threads, f});
   return f;
 }
 
@@ -116,17 +158,32 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   int chunk_level = 0;
   while ((std::uint64_t{1} << chunk_level) < chunk) ++chunk_level;
 
-  Acc* roots = workspace_roots<Acc>(d_workspace);
+  const finish_plan<Acc, T> plan{workspace_roots<Acc>(d_workspace), full_chunks, chunk_level, tail_tiles,
+                                 d_in + (full_chunks * chunk + std::uint64_t(tail_tiles) * tile), remainder_count};
+  const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
+  // Small inputs (every item fits one block's warps twice over) take one launch: the block finishes too.
+  if (c.block_threads == fused_threads && items <= 2 * warps_per_block) {
+    kernel<<<1, fused_threads, 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out);
+    check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (one block)");
+    return;
+  }
   if (items > 0) {
-    const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
     const std::uint64_t useful_blocks = (items + warps_per_block - 1) / warps_per_block;
     const unsigned grid = unsigned(useful_blocks < std::uint64_t(c.grid_blocks) ? useful_blocks : c.grid_blocks);
-    kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, full_chunks, items, c.tiles_per_chunk, roots);
+    kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, nullptr);
     check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel");
   }
-  const T* remainder = d_in + (full_chunks * chunk + std::uint64_t(tail_tiles) * tile);
-  finish_kernel<Acc, T><<<1, finish_threads, 0, stream>>>(roots, full_chunks, chunk_level, tail_tiles, remainder,
-                                                           remainder_count, d_out);
+  // Programmatic dependent launch (Hopper): the finishing kernel's launch overlaps the chunk kernel's tail.
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t finish{};
+  finish.gridDim = dim3(1);
+  finish.blockDim = dim3(finish_threads);
+  finish.stream = stream;
+  finish.attrs = &overlap;
+  finish.numAttrs = 1;
+  check(cudaLaunchKernelEx(&finish, finish_kernel<Acc, T>, plan, d_out), "cuda::sum: launching finish_kernel");
   check(cudaGetLastError(), "cuda::sum: launching finish_kernel");
 }
 

@@ -17,6 +17,7 @@ struct device_facts {
 inline constexpr int default_block_threads = 256;
 inline constexpr int max_block_threads = 256;  // the main kernel's __launch_bounds__
 inline constexpr int max_tiles_per_chunk = 16;
+inline constexpr int one_chunk_per_warp = 0x7fffffff;  // grid_blocks: capped by the launcher at items / warps per block
 
 // Throws invalid_argument for a field outside its documented range (0 always means "choose").
 inline void validate(const launch_config& c) {
@@ -32,8 +33,11 @@ inline int chosen_block_threads(const launch_config& requested) {
   return requested.block_threads ? requested.block_threads : default_block_threads;
 }
 
-// Fills the fields the caller left 0. Chunks: as large as possible (fewer roots for the finishing kernel) while
-// every warp the device can hold still gets several chunks, so that the last, partial wave is short.
+// Fills the fields the caller left 0 (measured on the H100, docs/PERFORMANCE.md):
+// - chunks of 16 tiles where the input is large enough (fewer roots for the finishing kernel), smaller ones until
+//   the device's resident warps get at least two chunks each;
+// - one chunk per warp (no grid-stride loop): the hardware block scheduler then balances the load as blocks finish,
+//   which measured 1-2% faster at 1 GiB than a resident-sized grid.
 inline launch_config choose_launch_config(launch_config requested, std::uint64_t n, std::uint64_t tile_elements,
                                           const device_facts& device) {
   launch_config c = requested;
@@ -42,9 +46,9 @@ inline launch_config choose_launch_config(launch_config requested, std::uint64_t
       std::uint64_t(device.multiprocessors) * device.resident_blocks_per_multiprocessor * (c.block_threads / 32);
   if (c.tiles_per_chunk == 0) {
     c.tiles_per_chunk = max_tiles_per_chunk;
-    while (c.tiles_per_chunk > 1 && n / (tile_elements * c.tiles_per_chunk) < 4 * resident_warps) c.tiles_per_chunk /= 2;
+    while (c.tiles_per_chunk > 1 && n / (tile_elements * c.tiles_per_chunk) < 2 * resident_warps) c.tiles_per_chunk /= 2;
   }
-  if (c.grid_blocks == 0) c.grid_blocks = device.multiprocessors * device.resident_blocks_per_multiprocessor;
+  if (c.grid_blocks == 0) c.grid_blocks = one_chunk_per_warp;
   return c;
 }
 

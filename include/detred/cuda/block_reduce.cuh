@@ -11,21 +11,25 @@
 #include "detred/accumulators/pairwise.hpp"
 #include "detred/cuda/detail/registers.cuh"
 #include "detred/cuda/warp_reduce.cuh"
+#include "detred/cuda/warp_tile.cuh"
 #include "detred/order.hpp"
 
 namespace detred::cuda {
 
-// One thread: T(first, 2^level) over load(first), load(first + 1), ... Groups of 8 loads are issued together, their
-// trees joined by a binary counter.
+// One thread: T(first, 2^level) over load(first), load(first + 1), ... Groups of 8 loads are issued together; up to
+// 32 group roots are joined in registers, more by a binary counter (in local memory).
 template <class Acc, class Load>
 __device__ Acc thread_subtree_root(const Load& load, std::uint64_t first, int level) {
   if (level < 3) {
-    binary_counter<Acc, merge_accumulators> counter;
-    for (std::uint64_t i = 0; i < (std::uint64_t{1} << level); ++i) counter.push(load(first + i), 0);
-    return counter.fold();
+    Acc v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      if (i < (1 << level)) v[i] = load(first + i);
+    if (level >= 1) v[0] = detail::merged(v[0], v[1]), v[2] = detail::merged(v[2], v[3]);
+    if (level == 2) v[0] = detail::merged(v[0], v[2]);
+    return v[0];
   }
-  binary_counter<Acc, merge_accumulators> counter;
-  for (std::uint64_t g = 0; g < (std::uint64_t{1} << (level - 3)); ++g) {
+  const auto group_root = [&](std::uint64_t g) {
     Acc v[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) v[i] = load(first + 8 * g + i);
@@ -34,8 +38,17 @@ __device__ Acc thread_subtree_root(const Load& load, std::uint64_t first, int le
 #pragma unroll
       for (int i = 0; i < width / 2; ++i) v[i] = detail::merged(v[2 * i], v[2 * i + 1]);
     }
-    counter.push(v[0], 3);
+    return v[0];
+  };
+  const std::uint64_t groups = std::uint64_t{1} << (level - 3);
+  if (groups <= 32) {
+    register_tree32<Acc> joined;
+    Acc root{};
+    for (int g = 0; g < int(groups); ++g) root = joined.push(group_root(g), g);
+    return root;
   }
+  binary_counter<Acc, merge_accumulators> counter;
+  for (std::uint64_t g = 0; g < groups; ++g) counter.push(group_root(g), 3);
   return counter.fold();
 }
 

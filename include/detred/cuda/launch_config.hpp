@@ -11,7 +11,8 @@ namespace detred::cuda {
 struct launch_config {
   // Threads per block of the main kernel: a multiple of 32 in [32, 256]. 0: chosen (256).
   int block_threads = 0;
-  // Blocks of the main kernel; they take chunks grid-stride. 0: chosen to fill the device (a few blocks per SM).
+  // Blocks of the main kernel, at most one per 32 * block_threads / 32 chunks; warps take chunks grid-stride.
+  // 0: chosen (one chunk per warp, so the hardware block scheduler balances the load).
   int grid_blocks = 0;
   // Warp tiles (complete subtrees of 32 rows x 32 lanes x 16 bytes) per chunk, the unit one warp reduces and whose
   // root it writes to the workspace: 1, 2, 4, 8 or 16. 0: chosen from n (16 for large inputs, fewer for small ones).

@@ -13,8 +13,11 @@
 // whole input, bit for bit what the CPU computes for that block.
 #pragma once
 
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "detred/cuda/detail/registers.cuh"
 #include "detred/cuda/warp_reduce.cuh"
@@ -30,23 +33,40 @@ struct tile_shape {
   static constexpr std::uint64_t elements = std::uint64_t{1} << tile_level;
 };
 
-// Root of the tree over the V elements p[0..V) of one lane. Aligned: p is 16-byte aligned (one vector load);
-// otherwise V element loads.
-template <class Acc, class T, bool Aligned>
-__device__ __forceinline__ Acc lane_vector_root(const T* __restrict__ p) {
+// The 16 bytes one lane reads for one row: V consecutive elements at p. Aligned: p is 16-byte aligned (one vector
+// load); otherwise V element loads.
+template <class T, bool Aligned>
+__device__ __forceinline__ uint4 load_lane_vector(const T* __restrict__ p) {
+  if constexpr (Aligned) {
+    return __ldg(reinterpret_cast<const uint4*>(p));
+  } else {
+    constexpr int V = tile_shape<T>::vector_elements;
+    T e[V];
+#pragma unroll
+    for (int i = 0; i < V; ++i) e[i] = p[i];
+    uint4 raw;
+    std::memcpy(&raw, e, sizeof(raw));
+    return raw;
+  }
+}
+
+// Root of the tree over the V elements packed in `raw` (log2 V levels, in registers).
+template <class Acc, class T>
+__device__ __forceinline__ Acc lane_vector_root(const uint4& raw) {
   using A = typename Acc::value_type;
   constexpr int V = tile_shape<T>::vector_elements;
   T e[V];
-  if constexpr (Aligned) {
-    const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
-    std::memcpy(e, &raw, sizeof(raw));
-  } else {
-#pragma unroll
-    for (int i = 0; i < V; ++i) e[i] = p[i];
-  }
+  std::memcpy(e, &raw, sizeof(raw));
   Acc node[V];
 #pragma unroll
-  for (int i = 0; i < V; ++i) node[i] = Acc::from_value(widen<A>(e[i]));
+  for (int i = 0; i < V; ++i) {
+    if constexpr (std::is_same_v<T, half>) {
+      // The hardware conversion: exact, like widen (every binary16 value is a binary32 value), one instruction.
+      node[i] = Acc::from_value(A(__half2float(__ushort_as_half(e[i].bits))));
+    } else {
+      node[i] = Acc::from_value(widen<A>(e[i]));
+    }
+  }
 #pragma unroll
   for (int width = V; width > 1; width /= 2) {
 #pragma unroll
@@ -55,11 +75,44 @@ __device__ __forceinline__ Acc lane_vector_root(const T* __restrict__ p) {
   return node[0];
 }
 
+// Left-to-right joining of up to 32 equal-size complete subtrees that arrive in index order, in named registers
+// (never an indexed array, which would live in local memory): push(root, t) for t = 0, 1, ... carries like a binary
+// increment and returns the root of the block that t completes. After pushing t = 2^k - 1 it returns the root of
+// all 2^k subtrees.
+template <class Acc>
+struct register_tree32 {
+  Acc s0{}, s1{}, s2{}, s3{}, s4{};  // pending roots of 1, 2, 4, 8, 16 subtrees (bit k of the count: s_k pending)
+
+  __device__ __forceinline__ Acc push(Acc root, int t) {
+    int carried = 0;
+    if (t & 1) {
+      root = detail::merged(s0, root), carried = 1;
+      if (t & 2) {
+        root = detail::merged(s1, root), carried = 2;
+        if (t & 4) {
+          root = detail::merged(s2, root), carried = 3;
+          if (t & 8) {
+            root = detail::merged(s3, root), carried = 4;
+            if (t & 16) root = detail::merged(s4, root), carried = 5;
+          }
+        }
+      }
+    }
+    if (carried == 0) s0 = root;
+    if (carried == 1) s1 = root;
+    if (carried == 2) s2 = root;
+    if (carried == 3) s3 = root;
+    if (carried == 4) s4 = root;
+    return root;
+  }
+};
+
 namespace detail {
-// One step of the transpose-reduction: before it a lane holds 32 >> S row values, after it half as many.
-template <int S, class Acc>
-__device__ __forceinline__ void transpose_step(Acc (&v)[32], int lane) {
-  constexpr int k = 32 >> S;
+// One step of the transpose-reduction over Rows row values: before it a lane holds Rows >> S values, after it half
+// as many.
+template <int S, int Rows, class Acc>
+__device__ __forceinline__ void transpose_step(Acc (&v)[Rows], int lane) {
+  constexpr int k = Rows >> S;
   const bool upper = (lane >> S) & 1;
 #pragma unroll
   for (int j = 0; j < k / 2; ++j) {
@@ -72,6 +125,35 @@ __device__ __forceinline__ void transpose_step(Acc (&v)[32], int lane) {
 }
 }  // namespace detail
 
+// Root of a pass of Rows (32 or 16) rows from its row values per lane (v[row] = the lane's vector root in that row):
+// a transpose-reduction across lanes, then a butterfly over the row roots. With 32 rows, 5 transpose steps leave lane l
+// with row bitreverse5(l); with 16 rows, 4 steps leave lanes l and l ^ 16 with the two halves of row
+// bitreverse4(l & 15), which one more exchange joins (the lower lanes' half on the left). Returned in every lane.
+template <int Rows, class Acc>
+__device__ __forceinline__ Acc warp_rows_root(Acc (&v)[Rows]) {
+  static_assert(Rows == 32 || Rows == 16);
+  const int lane = threadIdx.x & 31;
+  detail::transpose_step<0>(v, lane);
+  detail::transpose_step<1>(v, lane);
+  detail::transpose_step<2>(v, lane);
+  detail::transpose_step<3>(v, lane);
+  Acc root;
+  if constexpr (Rows == 32) {
+    detail::transpose_step<4>(v, lane);
+    root = v[0];
+  } else {
+    const Acc other = detail::shuffle_xor(v[0], 16);
+    root = (lane & 16) ? detail::merged(other, v[0]) : detail::merged(v[0], other);
+  }
+  // Sibling rows 2j, 2j+1 sit in lanes that differ in the highest row-index lane bit, then the next, ...
+#pragma unroll
+  for (int mask = Rows / 2; mask >= 1; mask /= 2) {
+    const Acc other = detail::shuffle_xor(root, mask);
+    root = (lane & mask) ? detail::merged(other, root) : detail::merged(root, other);
+  }
+  return root;
+}
+
 // Root of the warp tile starting at `tile` (tile_shape<T>::elements consecutive elements), returned in every lane.
 // Aligned: `tile` is 16-byte aligned. All 32 lanes must call it.
 template <class Acc, class T, bool Aligned>
@@ -80,52 +162,47 @@ __device__ __forceinline__ Acc warp_tile_root(const T* __restrict__ tile) {
   const int lane = threadIdx.x & 31;
   Acc v[32];
 #pragma unroll
-  for (int row = 0; row < 32; ++row) v[row] = lane_vector_root<Acc, T, Aligned>(tile + (row * 32 + lane) * V);
-  detail::transpose_step<0>(v, lane);
-  detail::transpose_step<1>(v, lane);
-  detail::transpose_step<2>(v, lane);
-  detail::transpose_step<3>(v, lane);
-  detail::transpose_step<4>(v, lane);
-  // Lane l holds row bitreverse5(l): rows 2j, 2j+1 sit in lanes that differ in bit 4, then bit 3, ...
-  Acc root = v[0];
-#pragma unroll
-  for (int mask = 16; mask >= 1; mask /= 2) {
-    const Acc other = detail::shuffle_xor(root, mask);
-    root = (lane & mask) ? detail::merged(other, root) : detail::merged(root, other);
-  }
-  return root;
+  for (int row = 0; row < 32; ++row)
+    v[row] = lane_vector_root<Acc, T>(load_lane_vector<T, Aligned>(tile + (row * 32 + lane) * V));
+  return warp_rows_root<32>(v);
 }
 
+// Rows per pass in warp_chunk_root: a full tile where the row values are one register each (plain float
+// accumulation), half a tile for wider accumulators, so that the pass's values plus the next pass's 16-byte vectors
+// fit in registers without spilling (measured on the H100, docs/PERFORMANCE.md).
+template <class Acc>
+inline constexpr int rows_per_pass = sizeof(Acc) == 4 ? 32 : 16;
+
 // Root of `tiles` (1, 2, 4, 8 or 16; warp-uniform) consecutive warp tiles starting at `chunk`: the complete tree over
-// tiles * tile_shape<T>::elements elements, the tile roots joined by a binary counter held in registers. Returned in
-// every lane.
+// tiles * tile_shape<T>::elements elements. Software-pipelined: the chunk is read in passes of rows_per_pass rows (each
+// pass an aligned complete subtree), and the next pass's vectors are loaded into registers before the current pass is
+// reduced, so every warp always has a pass of loads in flight. Pass roots are joined by register_tree32.
+// Returned in every lane.
 template <class Acc, class T, bool Aligned>
 __device__ __forceinline__ Acc warp_chunk_root(const T* __restrict__ chunk, int tiles) {
-  constexpr std::uint64_t tile = tile_shape<T>::elements;
-  Acc s0{}, s1{}, s2{}, s3{};  // pending roots of 1, 2, 4 and 8 tiles (bit k of t set: s_k is pending)
+  constexpr int V = tile_shape<T>::vector_elements;
+  constexpr int Rows = rows_per_pass<Acc>;
+  constexpr std::uint64_t pass_elements = std::uint64_t(Rows) * 32 * V;
+  const int lane = threadIdx.x & 31;
+  const int passes = tiles * (32 / Rows);
+  register_tree32<Acc> joined;
   Acc root{};
+  uint4 raw[Rows];
+#pragma unroll
+  for (int row = 0; row < Rows; ++row) raw[row] = load_lane_vector<T, Aligned>(chunk + (row * 32 + lane) * V);
 #pragma unroll 1
-  for (int t = 0; t < tiles; ++t) {
-    root = warp_tile_root<Acc, T, Aligned>(chunk + t * tile);
-    // Carry like a binary increment: merge with the pending roots of t's trailing one bits, left operand first.
-    // Named registers and warp-uniform branches, never an indexed array (which would live in local memory).
-    int carried = 0;
-    if (t & 1) {
-      root = detail::merged(s0, root), carried = 1;
-      if (t & 2) {
-        root = detail::merged(s1, root), carried = 2;
-        if (t & 4) {
-          root = detail::merged(s2, root), carried = 3;
-          if (t & 8) root = detail::merged(s3, root), carried = 4;
-        }
-      }
+  for (int p = 0; p < passes; ++p) {
+    Acc v[Rows];
+#pragma unroll
+    for (int row = 0; row < Rows; ++row) v[row] = lane_vector_root<Acc, T>(raw[row]);
+    if (p + 1 < passes) {
+      const T* next = chunk + (p + 1) * pass_elements;
+#pragma unroll
+      for (int row = 0; row < Rows; ++row) raw[row] = load_lane_vector<T, Aligned>(next + (row * 32 + lane) * V);
     }
-    if (carried == 0) s0 = root;
-    if (carried == 1) s1 = root;
-    if (carried == 2) s2 = root;
-    if (carried == 3) s3 = root;
+    root = joined.push(warp_rows_root<Rows>(v), p);
   }
-  return root;  // after the last tile (t = tiles - 1, all ones) every pending root has been merged in
+  return root;  // after the last pass (p = passes - 1, all ones) every pending root has been merged in
 }
 
 }  // namespace detred::cuda

@@ -1,0 +1,224 @@
+// The device-wide canonical sum (detred/cuda/sum.hpp) against the CPU backend: bit for bit equal to
+// detred::sum(..., tree / tree_neumaier) for every type pair, size class, launch configuration and input alignment,
+// and within each accumulator's documented error bound against the exact reference on ill-conditioned inputs.
+// Label `gpu`: every test skips, saying why, where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "detred/cuda/device.hpp"
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/sum.hpp"
+#include "detred/reduce.hpp"
+#include "detred/verify/error_bounds.hpp"
+#include "detred/verify/exact_sum.hpp"
+#include "detred/verify/generators.hpp"
+#include "tests/support/type_pairs.hpp"
+
+namespace {
+using namespace detred;
+
+void skip_without_gpu() {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)";
+}
+
+// A device copy of one input, placed `offset` elements past a 256-byte boundary, and a workspace for it.
+template <class T>
+class device_input {
+ public:
+  device_input(const std::vector<T>& host, std::size_t offset) : n_(host.size()) {
+    cuda::check(cudaMalloc(&base_, 256 + (offset + n_) * sizeof(T)), "cudaMalloc");
+    data_ = reinterpret_cast<T*>(static_cast<unsigned char*>(base_) + 256) + offset;
+    if (n_) cuda::check(cudaMemcpy(data_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+    workspace_bytes_ = cuda::sum_workspace_bytes(n_);
+    cuda::check(cudaMalloc(&workspace_, workspace_bytes_), "cudaMalloc");
+  }
+  ~device_input() {
+    cudaFree(base_);
+    cudaFree(workspace_);
+  }
+  device_input(const device_input&) = delete;
+  device_input& operator=(const device_input&) = delete;
+
+  template <class A>
+  A sum(sum_method method, const cuda::launch_config& config) const {
+    return cuda::sum_to_host<A>(static_cast<const T*>(data_), n_, workspace_, workspace_bytes_, nullptr, method,
+                                config);
+  }
+
+ private:
+  std::size_t n_;
+  void* base_ = nullptr;
+  T* data_ = nullptr;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+};
+
+// DETRED_GPU_TEST_QUICK=1 (used under compute-sanitizer, which slows kernels 10-100x) keeps 5 configurations and
+// sizes up to 2^17 + 1.
+bool quick() { return std::getenv("DETRED_GPU_TEST_QUICK") != nullptr; }
+
+// 30 launch configurations: the default, and shapes that move every chunk, tile and grid boundary.
+std::vector<cuda::launch_config> launch_configs() {
+  std::vector<cuda::launch_config> configs{{}};
+  if (quick()) return {{}, {32, 1, 1}, {96, 0, 2}, {256, 3, 16}, {160, 1000, 4}};
+  for (int block : {32, 96, 256})
+    for (int tiles : {1, 2, 4, 16})
+      for (int grid : {1, 0}) configs.push_back({block, grid, tiles});
+  configs.push_back({64, 3, 8});
+  configs.push_back({128, 7, 16});
+  configs.push_back({160, 1000, 1});
+  configs.push_back({224, 133, 2});
+  configs.push_back({256, 4096, 4});
+  return configs;
+}
+
+// Sizes at and around every boundary: warp lanes, tiles (2^11..2^13 elements), chunks (up to 16 tiles), the finishing
+// block (512 roots), plus seeded random sizes.
+std::vector<std::size_t> boundary_sizes() {
+  std::vector<std::size_t> sizes{0, 1, 2, 3, 7, 8, 31, 32, 33, 255, 1000};
+  for (std::size_t base : {std::size_t{1} << 11, std::size_t{1} << 12, std::size_t{1} << 13, std::size_t{1} << 15,
+                           std::size_t{1} << 16, std::size_t{1} << 17, std::size_t{17} << 13,
+                           std::size_t{513} << 15})
+    for (long d : {-1L, 0L, 1L}) sizes.push_back(base + d);
+  std::mt19937_64 rng(20261122);
+  for (int i = 0; i < 6; ++i) sizes.push_back(rng() % (std::size_t{3} << 20));
+  if (quick()) std::erase_if(sizes, [](std::size_t n) { return n > (std::size_t{1} << 17) + 1; });
+  return sizes;
+}
+
+// Values over a wide exponent range with random signs (heavy cancellation), and a few zeros of both signs.
+template <class T>
+std::vector<T> wide_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::vector<T> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int e = int(rng() % 24) - 12;
+    double v = std::ldexp(mantissa(rng), e) * ((rng() & 1) ? -1.0 : 1.0);
+    if (rng() % 97 == 0) v = (rng() & 1) ? -0.0 : 0.0;
+    x[i] = test::make<T>(v);
+  }
+  return x;
+}
+
+template <class T, class A>
+void expect_equal_to_cpu_everywhere() {
+  const auto configs = launch_configs();
+  int checked = 0;
+  for (std::size_t n : boundary_sizes()) {
+    const std::vector<T> x = wide_values<T>(n, n * 31 + 7);
+    for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
+      const A cpu = detred::sum<A>(x, method);
+      for (std::size_t offset : {0, 1, 3}) {
+        device_input<T> input(x, offset);
+        for (const auto& c : configs) {
+          const A gpu = input.template sum<A>(method, c);
+          ASSERT_EQ(bits_of(gpu), bits_of(cpu))
+              << "n=" << n << " method=" << to_string(method) << " offset=" << offset << " block=" << c.block_threads
+              << " grid=" << c.grid_blocks << " tiles=" << c.tiles_per_chunk;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(CudaCanonicalSum, BitwiseEqualToCpuForEveryLaunchConfiguration) {
+  skip_without_gpu();
+  expect_equal_to_cpu_everywhere<float, float>();
+  expect_equal_to_cpu_everywhere<double, double>();
+  expect_equal_to_cpu_everywhere<float, double>();
+  expect_equal_to_cpu_everywhere<half, float>();
+  expect_equal_to_cpu_everywhere<half, double>();
+  expect_equal_to_cpu_everywhere<bfloat16, float>();
+  expect_equal_to_cpu_everywhere<bfloat16, double>();
+}
+
+TEST(CudaCanonicalSum, SpecialValuesFollowIeeeAsOnTheCpu) {
+  skip_without_gpu();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::vector<double>> cases{
+      {}, {-0.0}, {-0.0, -0.0, -0.0}, {0.0, -0.0}, {inf, 1.0}, {inf, -inf}, {nan, 1.0}, {1e308, 1e308, -1e308},
+      {std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::denorm_min()}};
+  for (const auto& values : cases) {
+    for (std::size_t repeat : {std::size_t{1}, std::size_t{5000}}) {
+      std::vector<double> x;
+      for (std::size_t r = 0; r < repeat; ++r) x.insert(x.end(), values.begin(), values.end());
+      for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
+        const double cpu = detred::sum(x, method);
+        const double gpu = cuda::sum_host_data(std::span<const double>(x), method);
+        EXPECT_EQ(bits_of(gpu), bits_of(cpu)) << "case of " << values.size() << " values x" << repeat;
+      }
+    }
+  }
+}
+
+TEST(CudaCanonicalSum, RejectsBadArguments) {
+  skip_without_gpu();
+  std::vector<float> x(10, 1.0f);
+  EXPECT_THROW(cuda::sum_host_data(std::span<const float>(x), sum_method::kahan), invalid_argument);
+  EXPECT_THROW(cuda::sum_host_data(std::span<const float>(x), sum_method::tree, {33, 0, 0}), invalid_argument);
+  EXPECT_THROW(cuda::sum_host_data(std::span<const float>(x), sum_method::tree, {0, 0, 3}), invalid_argument);
+  void* ws = nullptr;
+  cuda::check(cudaMalloc(&ws, 64), "cudaMalloc");
+  float* out = static_cast<float*>(ws);
+  EXPECT_THROW(cuda::sum(static_cast<const float*>(out), std::uint64_t{1} << 30, out, ws, 64), invalid_argument);
+  cudaFree(ws);
+}
+
+// Each accumulator's a-priori bound (docs/ACCURACY.md, as detred::verify::error_bound) against the exact sum, on
+// ill-conditioned inputs (condition numbers 1e2 .. 1e30).
+template <class T, class A>
+void expect_within_bound() {
+  for (double condition : {1e2, 1e8, 1e16, 1e30}) {
+    for (std::size_t n : {std::size_t{4096}, std::size_t{1000003}}) {
+      const std::vector<T> x = verify::generate<T>({verify::distribution::ill, n, 42, condition});
+      const verify::exact_sum s = verify::exact_sum_of(std::span<const T>(x));
+      const verify::exact_sum S = verify::exact_sum_of_magnitudes(std::span<const T>(x));
+      for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
+        const A gpu = cuda::sum_host_data<A>(std::span<const T>(x), method);
+        verify::exact_sum diff = s;
+        diff.add(-gpu);  // exact: s - gpu
+        const double error = std::abs(diff.rounded<double>());
+        const double bound = verify::error_bound<A>(method, s, S);
+        EXPECT_LE(error, bound) << "n=" << n << " condition=" << condition << " " << to_string(method);
+      }
+    }
+  }
+}
+
+TEST(CudaCanonicalSum, ErrorWithinDocumentedBoundOnIllConditionedInputs) {
+  skip_without_gpu();
+  expect_within_bound<float, float>();
+  expect_within_bound<double, double>();
+  expect_within_bound<float, double>();
+}
+
+// n >= 2^31: 64-bit counts and indexing all the way through (4 GiB of bfloat16).
+TEST(CudaCanonicalSum, InputsBeyondTwoToTheThirtyOne) {
+  skip_without_gpu();
+  if (quick()) GTEST_SKIP() << "DETRED_GPU_TEST_QUICK: the 4 GiB case is left to the full run";
+  const std::size_t n = (std::size_t{1} << 31) + 12345;
+  std::vector<bfloat16> x(n);
+  std::uint64_t state = 1;
+  for (auto& v : x) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    v = bfloat16::from_bits(std::uint16_t(0x3f80 | ((state >> 40) & 0x7f) | ((state >> 33) & 0x8000)));
+  }
+  for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
+    const float cpu = detred::sum(x, method);
+    const float gpu = cuda::sum_host_data(std::span<const bfloat16>(x), method, {}, 1);
+    EXPECT_EQ(bits_of(gpu), bits_of(cpu)) << to_string(method);
+  }
+}
+
+}  // namespace
