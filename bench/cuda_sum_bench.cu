@@ -9,10 +9,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <cub/device/device_reduce.cuh>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cub/device/device_reduce.cuh>
 
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
@@ -25,7 +25,8 @@ constexpr std::size_t kBufferBytes = std::size_t{1} << 30;
 // One 1 GiB buffer per element type, filled on the device.
 template <class T>
 __global__ void fill_uniform(T* x, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 31;
     h *= 0xBF58476D1CE4E5B9ull;
@@ -94,7 +95,8 @@ void detred_sum(benchmark::State& state) {
   const std::size_t ws_bytes = detred::cuda::sum_workspace_bytes(n) + 64;
   auto* ws = static_cast<unsigned char*>(scratch(ws_bytes));
   A* out = reinterpret_cast<A*>(ws + ws_bytes - 64);
-  time_calls(state, n * sizeof(T), [&] { detred::cuda::sum<A>(x, n, out, ws, ws_bytes - 64, nullptr, Method, config); });
+  time_calls(state, n * sizeof(T),
+             [&] { detred::cuda::sum<A>(x, n, out, ws, ws_bytes - 64, nullptr, Method, config); });
 }
 
 template <class T>
@@ -128,14 +130,16 @@ void cub_transform_sum(benchmark::State& state) {
   const std::size_t out_offset = (temp_bytes + 255) / 256 * 256;
   auto* temp = static_cast<unsigned char*>(scratch(out_offset + 64));
   out = reinterpret_cast<float*>(temp + out_offset);
-  time_calls(state, n * sizeof(T),
-             [&] { cub::DeviceReduce::TransformReduce(temp, temp_bytes, x, out, n, cuda::std::plus<float>{}, Widen{}, 0.0f); });
+  time_calls(state, n * sizeof(T), [&] {
+    cub::DeviceReduce::TransformReduce(temp, temp_bytes, x, out, n, cuda::std::plus<float>{}, Widen{}, 0.0f);
+  });
 }
 
 // The read ceiling: every byte read once with 16-byte loads, grid-stride, nothing else.
 __global__ void read_only(const uint4* __restrict__ x, std::size_t n, unsigned* out) {
   unsigned acc = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const uint4 v = __ldg(x + i);
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
@@ -154,7 +158,11 @@ void read_ceiling(benchmark::State& state) {
 constexpr int kRepetitions = 30;
 
 void configure(benchmark::internal::Benchmark* b) {
-  b->UseManualTime()->Iterations(1)->Repetitions(kRepetitions)->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
+  b->UseManualTime()
+      ->Iterations(1)
+      ->Repetitions(kRepetitions)
+      ->ReportAggregatesOnly(true)
+      ->Unit(benchmark::kMicrosecond);
 }
 
 // Sizes: the 1 GiB throughput case and the two latency cases, each with the default launch configuration.
@@ -189,7 +197,9 @@ BENCHMARK(detred_sum<float, float, sum_method::tree>)->Name("detred/tree/f32")->
 BENCHMARK(detred_sum<float, float, sum_method::tree_neumaier>)->Name("detred/tree_neumaier/f32")->Apply(sizes<float>);
 BENCHMARK(cub_sum<double>)->Name("cub/sum/f64")->Apply(peer_sizes<double>);
 BENCHMARK(detred_sum<double, double, sum_method::tree>)->Name("detred/tree/f64")->Apply(sizes<double>);
-BENCHMARK(detred_sum<double, double, sum_method::tree_neumaier>)->Name("detred/tree_neumaier/f64")->Apply(sizes<double>);
+BENCHMARK(detred_sum<double, double, sum_method::tree_neumaier>)
+    ->Name("detred/tree_neumaier/f64")
+    ->Apply(sizes<double>);
 BENCHMARK(cub_transform_sum<half, widen_half>)->Name("cub/sum/f16@f32")->Apply(peer_sizes<half>);
 BENCHMARK(detred_sum<half, float, sum_method::tree>)->Name("detred/tree/f16@f32")->Apply(sizes<half>);
 BENCHMARK(cub_transform_sum<bfloat16, widen_bfloat16>)->Name("cub/sum/bf16@f32")->Apply(peer_sizes<bfloat16>);

@@ -61,8 +61,8 @@ __device__ __forceinline__ Acc rows_root(Acc (&v)[32], int lane) {
 }
 
 template <class Acc, class T, int Kind>
-__global__ void __launch_bounds__(256) variant_kernel(const T* __restrict__ x, std::uint64_t chunks, int tiles,
-                                                      Acc* __restrict__ roots) {
+__global__ void __launch_bounds__(256)
+    variant_kernel(const T* __restrict__ x, std::uint64_t chunks, int tiles, Acc* __restrict__ roots) {
   constexpr std::uint64_t tile = tile_shape<T>::elements;
   const int lane = threadIdx.x & 31;
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
@@ -95,7 +95,8 @@ __global__ void __launch_bounds__(256) variant_kernel(const T* __restrict__ x, s
           }
         }
 #pragma unroll
-        for (int r = 0; r < 32; ++r) v[r] = vec_root<Acc, T>(Kind == nc_256 ? load_nc_256(p + r * 32) : __ldg(p + r * 32));
+        for (int r = 0; r < 32; ++r)
+          v[r] = vec_root<Acc, T>(Kind == nc_256 ? load_nc_256(p + r * 32) : __ldg(p + r * 32));
       }
       root = rows_root(v, lane);
       int carried = 0;
@@ -141,7 +142,8 @@ float median_ms(F&& f) {
 
 template <class T>
 __global__ void fill(T* x, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 31;
     h *= 0xBF58476D1CE4E5B9ull;
@@ -156,7 +158,8 @@ void run_variant(const char* name, const T* x, std::size_t n, plain_accumulator<
   const std::uint64_t chunks = n / (tile_shape<T>::elements * tiles);
   int occ = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, variant_kernel<Acc, T, Kind>, block, 0));
-  const int grid = std::min<std::uint64_t>(std::uint64_t(sms) * (blocks_per_sm ? blocks_per_sm : occ), (chunks * 32 + block - 1) / block);
+  const int grid = std::min<std::uint64_t>(std::uint64_t(sms) * (blocks_per_sm ? blocks_per_sm : occ),
+                                           (chunks * 32 + block - 1) / block);
   const float ms = median_ms([&] { variant_kernel<Acc, T, Kind><<<grid, block>>>(x, chunks, tiles, roots); });
   int chunk_level = 0;
   while ((std::uint64_t{1} << chunk_level) < tile_shape<T>::elements * tiles) ++chunk_level;
@@ -166,9 +169,11 @@ void run_variant(const char* name, const T* x, std::size_t n, plain_accumulator<
   });
   T result;
   CHECK(cudaMemcpy(&result, out, sizeof(T), cudaMemcpyDeviceToHost));
-  std::printf("%-14s %s tiles=%2d block=%3d occ=%d grid=%5d: chunk kernel %.1f us = %.0f GB/s, finish %.1f us, total %.0f GB/s, bits %s\n",
-              name, sizeof(T) == 4 ? "f32" : "f64", tiles, block, occ, grid, ms * 1e3, n * sizeof(T) / ms / 1e6, fin * 1e3,
-              n * sizeof(T) / (ms + fin) / 1e6, bits_of(result) == bits_of(reference) ? "equal" : "DIFFER");
+  std::printf(
+      "%-14s %s tiles=%2d block=%3d occ=%d grid=%5d: chunk kernel %.1f us = %.0f GB/s, finish %.1f us, total %.0f "
+      "GB/s, bits %s\n",
+      name, sizeof(T) == 4 ? "f32" : "f64", tiles, block, occ, grid, ms * 1e3, n * sizeof(T) / ms / 1e6, fin * 1e3,
+      n * sizeof(T) / (ms + fin) / 1e6, bits_of(result) == bits_of(reference) ? "equal" : "DIFFER");
 }
 
 template <class T>

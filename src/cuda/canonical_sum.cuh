@@ -21,21 +21,23 @@ void sum_on_device(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, 
     detred::detail::throw_invalid("cuda::sum", "d_workspace must be a 16-byte aligned device pointer");
   if (workspace_bytes < workspace_bytes_for(n))
     detred::detail::throw_invalid("cuda::sum", "workspace too small: " + std::to_string(workspace_bytes) + " bytes, " +
-                                   std::to_string(workspace_bytes_for(n)) + " needed (sum_workspace_bytes)");
+                                                   std::to_string(workspace_bytes_for(n)) +
+                                                   " needed (sum_workspace_bytes)");
   switch (method) {
     case sum_method::tree:
       return launch_canonical_sum<plain_accumulator<A>>(d_in, n, d_out, d_workspace, stream, config);
     case sum_method::tree_neumaier:
       return launch_canonical_sum<neumaier_accumulator<A>>(d_in, n, d_out, d_workspace, stream, config);
     default:
-      detred::detail::throw_invalid("cuda::sum", std::string("sum_method::") + std::string(to_string(method)) +
-                                     " is sequential and has no GPU version; use tree or tree_neumaier");
+      detred::detail::throw_invalid("cuda::sum",
+                                    std::string("sum_method::") + std::string(to_string(method)) +
+                                        " is sequential and has no GPU version; use tree or tree_neumaier");
   }
 }
 
 }  // namespace detred::cuda::detail
 
-#define DETRED_INSTANTIATE_CUDA_SUM(A, T)                                                                          \
-  template void detred::cuda::detail::sum_on_device<A, T>(const T*, std::uint64_t, A*, void*, std::size_t,          \
-                                                          cudaStream_t, detred::sum_method,                         \
+#define DETRED_INSTANTIATE_CUDA_SUM(A, T)                                                                  \
+  template void detred::cuda::detail::sum_on_device<A, T>(const T*, std::uint64_t, A*, void*, std::size_t, \
+                                                          cudaStream_t, detred::sum_method,                \
                                                           const detred::cuda::launch_config&);

@@ -158,8 +158,12 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   int chunk_level = 0;
   while ((std::uint64_t{1} << chunk_level) < chunk) ++chunk_level;
 
-  const finish_plan<Acc, T> plan{workspace_roots<Acc>(d_workspace), full_chunks, chunk_level, tail_tiles,
-                                 d_in + (full_chunks * chunk + std::uint64_t(tail_tiles) * tile), remainder_count};
+  const finish_plan<Acc, T> plan{workspace_roots<Acc>(d_workspace),
+                                 full_chunks,
+                                 chunk_level,
+                                 tail_tiles,
+                                 d_in + (full_chunks * chunk + std::uint64_t(tail_tiles) * tile),
+                                 remainder_count};
   const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
   // Small inputs (every item fits one block's warps twice over) take one launch: the block finishes too.
   if (c.block_threads == fused_threads && items <= 2 * warps_per_block) {

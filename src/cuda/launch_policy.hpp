@@ -22,7 +22,8 @@ inline constexpr int one_chunk_per_warp = 0x7fffffff;  // grid_blocks: capped by
 // Throws invalid_argument for a field outside its documented range (0 always means "choose").
 inline void validate(const launch_config& c) {
   if (c.block_threads != 0 && (c.block_threads < 32 || c.block_threads > max_block_threads || c.block_threads % 32))
-    detred::detail::throw_invalid("cuda::sum", "launch_config.block_threads must be 0 or a multiple of 32 in [32, 256]");
+    detred::detail::throw_invalid("cuda::sum",
+                                  "launch_config.block_threads must be 0 or a multiple of 32 in [32, 256]");
   if (c.grid_blocks < 0) detred::detail::throw_invalid("cuda::sum", "launch_config.grid_blocks must be >= 0");
   const int t = c.tiles_per_chunk;
   if (t != 0 && t != 1 && t != 2 && t != 4 && t != 8 && t != 16)
@@ -46,7 +47,8 @@ inline launch_config choose_launch_config(launch_config requested, std::uint64_t
       std::uint64_t(device.multiprocessors) * device.resident_blocks_per_multiprocessor * (c.block_threads / 32);
   if (c.tiles_per_chunk == 0) {
     c.tiles_per_chunk = max_tiles_per_chunk;
-    while (c.tiles_per_chunk > 1 && n / (tile_elements * c.tiles_per_chunk) < 2 * resident_warps) c.tiles_per_chunk /= 2;
+    while (c.tiles_per_chunk > 1 && n / (tile_elements * c.tiles_per_chunk) < 2 * resident_warps)
+      c.tiles_per_chunk /= 2;
   }
   if (c.grid_blocks == 0) c.grid_blocks = one_chunk_per_warp;
   return c;

@@ -37,7 +37,8 @@ A sum_to_host(const T* d_in, std::uint64_t n, void* d_workspace, std::size_t wor
   A* slot = static_cast<A*>(workspace_result_slot(d_workspace));
   sum_on_device(d_in, n, slot, d_workspace, workspace_bytes, stream, method, config);
   A result{};
-  check(cudaMemcpyAsync(&result, slot, sizeof(A), cudaMemcpyDeviceToHost, stream), "cuda::sum_to_host: cudaMemcpyAsync");
+  check(cudaMemcpyAsync(&result, slot, sizeof(A), cudaMemcpyDeviceToHost, stream),
+        "cuda::sum_to_host: cudaMemcpyAsync");
   check(cudaStreamSynchronize(stream), "cuda::sum_to_host: cudaStreamSynchronize");
   return result;
 }
@@ -53,9 +54,9 @@ A sum_host_data(std::span<const T> host, sum_method method, const launch_config&
   return sum_to_host<A>(static_cast<const T*>(d_in), n, workspace.get(), bytes, nullptr, method, config);
 }
 
-#define DETRED_INSTANTIATE_HOST_SUM(A, T)                                                                            \
-  template A sum_to_host<A, T>(const T*, std::uint64_t, void*, std::size_t, cudaStream_t, sum_method,                \
-                               const launch_config&);                                                                \
+#define DETRED_INSTANTIATE_HOST_SUM(A, T)                                                             \
+  template A sum_to_host<A, T>(const T*, std::uint64_t, void*, std::size_t, cudaStream_t, sum_method, \
+                               const launch_config&);                                                 \
   template A sum_host_data<A, T>(std::span<const T>, sum_method, const launch_config&, std::size_t);
 DETRED_INSTANTIATE_HOST_SUM(float, half)
 DETRED_INSTANTIATE_HOST_SUM(double, half)

@@ -26,7 +26,8 @@ namespace {
 using namespace detred;
 
 void skip_without_gpu() {
-  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)";
+  if (cuda::device_count() == 0)
+    GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)";
 }
 
 // A device copy of one input, placed `offset` elements past a 256-byte boundary, and a workspace for it.
@@ -85,8 +86,7 @@ std::vector<cuda::launch_config> launch_configs() {
 std::vector<std::size_t> boundary_sizes() {
   std::vector<std::size_t> sizes{0, 1, 2, 3, 7, 8, 31, 32, 33, 255, 1000};
   for (std::size_t base : {std::size_t{1} << 11, std::size_t{1} << 12, std::size_t{1} << 13, std::size_t{1} << 15,
-                           std::size_t{1} << 16, std::size_t{1} << 17, std::size_t{17} << 13,
-                           std::size_t{513} << 15})
+                           std::size_t{1} << 16, std::size_t{1} << 17, std::size_t{17} << 13, std::size_t{513} << 15})
     for (long d : {-1L, 0L, 1L}) sizes.push_back(base + d);
   std::mt19937_64 rng(20261122);
   for (int i = 0; i < 6; ++i) sizes.push_back(rng() % (std::size_t{3} << 20));
@@ -147,7 +147,14 @@ TEST(CudaCanonicalSum, SpecialValuesFollowIeeeAsOnTheCpu) {
   skip_without_gpu();
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<std::vector<double>> cases{
-      {}, {-0.0}, {-0.0, -0.0, -0.0}, {0.0, -0.0}, {inf, 1.0}, {inf, -inf}, {nan, 1.0}, {1e308, 1e308, -1e308},
+      {},
+      {-0.0},
+      {-0.0, -0.0, -0.0},
+      {0.0, -0.0},
+      {inf, 1.0},
+      {inf, -inf},
+      {nan, 1.0},
+      {1e308, 1e308, -1e308},
       {std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::denorm_min()}};
   for (const auto& values : cases) {
     for (std::size_t repeat : {std::size_t{1}, std::size_t{5000}}) {

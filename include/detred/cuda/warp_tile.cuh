@@ -27,7 +27,7 @@ namespace detred::cuda {
 
 template <class T>
 struct tile_shape {
-  static constexpr int vector_elements = int(16 / sizeof(T));                            // V
+  static constexpr int vector_elements = int(16 / sizeof(T));                                 // V
   static constexpr int lane_level = vector_elements == 8 ? 3 : vector_elements == 4 ? 2 : 1;  // log2 V
   static constexpr int tile_level = lane_level + 10;
   static constexpr std::uint64_t elements = std::uint64_t{1} << tile_level;
