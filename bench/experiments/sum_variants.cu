@@ -1,7 +1,9 @@
 // Experiment, not product code: where does detred::cuda::sum's time go at 1 GiB, and which load strategy closes the
-// gap to CUB? Times the chunk kernel alone, the finishing kernel alone, and load-strategy variants of the chunk
-// kernel (plain __ldg; ld.global.nc with the L2::256B prefetch hint; an L2 prefetch of the next tile; a register
-// double buffer of the next tile). Each variant's result is checked bit for bit against the library's.
+// gap to CUB? (Run on the first production kernel; it now times today's finishing kernel. Results and conclusions:
+// docs/PERFORMANCE.md, docs/device-runs/2026-11-22-sum-variants.txt.) Times the chunk kernel alone, the finishing
+// kernel alone, and load-strategy variants of the chunk kernel (plain __ldg; ld.global.nc with the L2::256B prefetch
+// hint; an L2 prefetch of the next tile; a register double buffer of the next tile). Each variant's result is checked
+// bit for bit against the library's.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -69,7 +71,8 @@ __global__ void __launch_bounds__(256)
   const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
   for (std::uint64_t c = warp; c < chunks; c += warps) {
     const uint4* base = reinterpret_cast<const uint4*>(x + c * tile * tiles) + lane;
-    Acc s0{}, s1{}, s2{}, s3{}, root{};
+    register_tree32<Acc> joined;
+    Acc root{};
     uint4 raw[32];
     if constexpr (Kind == double_buffer) {
 #pragma unroll
@@ -98,22 +101,7 @@ __global__ void __launch_bounds__(256)
         for (int r = 0; r < 32; ++r)
           v[r] = vec_root<Acc, T>(Kind == nc_256 ? load_nc_256(p + r * 32) : __ldg(p + r * 32));
       }
-      root = rows_root(v, lane);
-      int carried = 0;
-      if (t & 1) {
-        root = cdetail::merged(s0, root), carried = 1;
-        if (t & 2) {
-          root = cdetail::merged(s1, root), carried = 2;
-          if (t & 4) {
-            root = cdetail::merged(s2, root), carried = 3;
-            if (t & 8) root = cdetail::merged(s3, root), carried = 4;
-          }
-        }
-      }
-      if (carried == 0) s0 = root;
-      if (carried == 1) s1 = root;
-      if (carried == 2) s2 = root;
-      if (carried == 3) s3 = root;
+      root = joined.push(rows_root(v, lane), t);
     }
     if (lane == 0) roots[c] = root;
   }
@@ -165,7 +153,7 @@ void run_variant(const char* name, const T* x, std::size_t n, plain_accumulator<
   while ((std::uint64_t{1} << chunk_level) < tile_shape<T>::elements * tiles) ++chunk_level;
   T* out = reinterpret_cast<T*>(roots + chunks + 64);
   const float fin = median_ms([&] {
-    cdetail::finish_kernel<Acc, T><<<1, cdetail::finish_threads>>>(roots, chunks, chunk_level, 0, x, 0, out);
+    cdetail::finish_kernel<Acc, T><<<1, cdetail::finish_threads>>>({roots, chunks, chunk_level, 0, x, 0}, out);
   });
   T result;
   CHECK(cudaMemcpy(&result, out, sizeof(T), cudaMemcpyDeviceToHost));
