@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "detred/sum_method.hpp"
 #include "detred/types/float_traits.hpp"
 #include "detred/verify/generators.hpp"
 #include "tests/support/type_pairs.hpp"
@@ -28,6 +29,7 @@ namespace detred {
 // How RapidCheck prints 16-bit values in counterexamples (found by argument-dependent lookup).
 inline void showValue(half x, std::ostream& os) { os << x.to_float() << "_f16"; }
 inline void showValue(bfloat16 x, std::ostream& os) { os << x.to_float() << "_bf16"; }
+inline void showValue(sum_method m, std::ostream& os) { os << to_string(m); }
 }  // namespace detred
 
 namespace detred::test {
@@ -90,18 +92,30 @@ void with_type_pair(type_pair p, F&& f) {
 // ---- Sizes ----------------------------------------------------------------------------------------------------------
 
 // The sizes that break reductions: 0, 1, 2, small; powers of two and their neighbours up to 2^18 (complete subtrees,
-// chunk and tile boundaries); sizes that are a multiple of no tile; a few large ones. Shrinks towards small.
+// chunk and tile boundaries); sizes that are a multiple of no tile; a few large ones; never more than `largest`. A
+// category (drawn with weights 4:3:2:1) and a raw number that picks the size inside it: both shrink towards 0, so a
+// failing size shrinks across categories down to the smallest that still fails.
 inline rc::Gen<std::uint64_t> sizes(std::uint64_t largest = 300000) {
-  return gen::weightedOneOf<std::uint64_t>({
-      {4, gen::inRange<std::uint64_t>(0, 65)},
-      {3, gen::apply(
-              [](int k, int delta) {
-                return static_cast<std::uint64_t>(std::max<std::int64_t>(0, (std::int64_t{1} << k) + delta));
-              },
-              gen::inRange(1, 19), gen::inRange(-1, 2))},
-      {2, gen::inRange<std::uint64_t>(65, 5000)},
-      {1, gen::inRange<std::uint64_t>(5000, largest + 1)},
-  });
+  return gen::apply(
+      [largest](int weighted_category, std::uint64_t r) -> std::uint64_t {
+        const int category = weighted_category < 4 ? 0 : weighted_category < 7 ? 1 : weighted_category < 9 ? 2 : 3;
+        std::uint64_t n = 0;
+        switch (category) {
+          case 0:
+            n = r % 65;
+            break;
+          case 1:
+            n = (std::uint64_t{1} << (1 + r % 18)) + (r / 18) % 3 - 1;  // 2^k - 1, 2^k, 2^k + 1
+            break;
+          case 2:
+            n = 65 + r % (5000 - 65);
+            break;
+          default:
+            n = 5000 + r % 300000;
+        }
+        return std::min(n, largest);
+      },
+      gen::inRange(0, 10), gen::inRange<std::uint64_t>(0, std::uint64_t{1} << 40));
 }
 
 // ---- Values ---------------------------------------------------------------------------------------------------------
@@ -197,6 +211,48 @@ rc::Gen<sample<T>> seeded_samples(std::uint64_t largest) {
       sizes(largest), gen::inRange<std::uint64_t>(0, 1000000), gen::inRange(1, 31));
 }
 
+// Ties along a summation path: x_0 = +-1, and u (the accumulation type's unit roundoff, half an ulp of 1) at the
+// first element of every sibling subtree on x_0's path (the canonical order's, or recursive pairwise's), or at every
+// position (the sequential path); zeros elsewhere. Each subtree of the path then sums exactly to u, and every addition
+// on the path is a tie that rounds back to the even 1: the error is (number of u's) u, as close to the gamma_k bounds
+// as plain summation gets. (Where T cannot hold u, as binary16 for a double accumulation, the u's are zeros.)
+template <class T, class A>
+rc::Gen<sample<T>> tie_samples(std::uint64_t largest) {
+  return gen::apply(
+      [](int path, std::uint64_t n, bool negative) {
+        const double one = negative ? -1.0 : 1.0;
+        const double u = one * std::ldexp(1.0, -std::numeric_limits<A>::digits);
+        std::vector<T> x(n, make<T>(0.0));
+        if (n == 0) return sample<T>{x, "ties (empty)"};
+        x[0] = make<T>(one);
+        const T tie = as_double(make<T>(u)) == u ? make<T>(u) : make<T>(0.0);
+        const char* name = "ties along the sequential path";
+        if (path == 0) {
+          for (std::uint64_t i = 1; i < n; ++i) x[i] = tie;
+        } else if (path == 1) {
+          name = "ties along the canonical path";
+          std::uint64_t start = 0;
+          bool first_block = true;
+          for (int k = 63; k >= 0; --k) {
+            const std::uint64_t block = std::uint64_t{1} << k;
+            if (!(n & block)) continue;
+            if (first_block) {
+              for (int j = 0; j < k; ++j) x[std::uint64_t{1} << j] = tie;
+              first_block = false;
+            } else {
+              x[start] = tie;
+            }
+            start += block;
+          }
+        } else {
+          name = "ties along the pairwise path";
+          for (std::uint64_t m = n; m >= 2; m /= 2) x[m / 2] = tie;
+        }
+        return sample<T>{std::move(x), name};
+      },
+      gen::inRange(0, 3), sizes(largest), gen::arbitrary<bool>());
+}
+
 // Finite inputs for the error-bound properties: no sum of them overflows A in any order.
 template <class T, class A>
 rc::Gen<sample<T>> finite_samples(std::uint64_t largest = 300000) {
@@ -207,6 +263,7 @@ rc::Gen<sample<T>> finite_samples(std::uint64_t largest = 300000) {
       {2, explicit_samples<T>(finite_values<T>(-10, 10), "explicit (near 1)")},
       {2, cancelling_samples<T>(finite_values<T>(std::max(bottom, -40), std::min(top, 40)))},
       {3, seeded_samples<T>(largest)},
+      {2, tie_samples<T, A>(largest)},
   });
 }
 

@@ -57,14 +57,32 @@ bool product_within_bound(std::span<const T> x, A computed) {
   return boost::multiprecision::abs(approximate - exact) * scale <= k * boost::multiprecision::abs(exact);
 }
 
+// Up to 1024 factors with magnitudes in [0.5, 2) and random signs, from a seed (shrinking n and the seed): long
+// products whose rounding errors add up, with no over- or underflow.
+template <class T>
+rc::Gen<sample<T>> seeded_factor_samples() {
+  return gen::apply(
+      [](std::uint64_t n, std::uint64_t seed) {
+        std::vector<T> x(n);
+        for (std::uint64_t i = 0; i < n; ++i) {
+          const std::uint64_t r = mix(seed, i);
+          const double m = 1 + static_cast<double>(r >> 12) * 0x1p-52;  // [1, 2)
+          x[i] = make<T>(((r & 1) ? -m : m) * ((r & 2) ? 0.5 : 1.0));
+        }
+        return sample<T>{std::move(x), "factors in [0.5, 2), seed " + std::to_string(seed)};
+      },
+      sizes(1024), gen::inRange<std::uint64_t>(0, 1000000));
+}
+
 TYPED_TEST_SUITE_P(ReductionProperties);
 
 // reduce.hpp / ACCURACY.md "Product": without over/underflow, |product - p| <= gamma_{n-1} |p|; empty gives 1.
-// Inputs have magnitudes in [0.5, 2), so no product of up to 100 of them leaves the normal range.
+// Inputs have magnitudes in [0.5, 2): no product of them leaves the normal range.
 TYPED_TEST_P(ReductionProperties, ProductWithinGammaNMinus1) {
   check_property([] {
     with_type_pair(*type_pairs(), [&]<class A, class T>() {
-      const sample<T> x = *explicit_samples<T>(finite_values<T>(-1, 0), "explicit (magnitudes in [0.5, 2))");
+      const sample<T> x = *gen::oneOf(explicit_samples<T>(finite_values<T>(-1, 0), "explicit (magnitudes in [0.5, 2))"),
+                                      seeded_factor_samples<T>());
       const A result = TypeParam::template product<A, T>(x.values, *TypeParam::configs());
       RC_LOG() << "product " << std::hexfloat << result << std::defaultfloat << "\n";
       if (x.values.empty()) RC_ASSERT(result == A(1));
@@ -219,7 +237,9 @@ TYPED_TEST_P(ReductionProperties, ScanPrefixesEqualTheReductionInTheSameAssociat
       const auto skewed = [](A l, A r) { return l * A(0.75) + r; };  // not associative: the association shows
       const std::vector<A> generic = TypeParam::inclusive_scan(std::span<const A>(widened), skewed, config);
       const A reduced = TypeParam::reduce(std::span<const A>(widened), A(0), skewed, config);
-      RC_ASSERT(bits(generic.back()) == bits(reduced));
+      // A user operator's NaN results carry whichever operand's payload the compiled code happens to propagate
+      // (the compiler may swap the operands of +), so any NaN matches any NaN here; detred's own sums canonicalise.
+      RC_ASSERT((std::isnan(generic.back()) && std::isnan(reduced)) || bits(generic.back()) == bits(reduced));
     });
   });
 }
