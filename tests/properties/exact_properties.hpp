@@ -7,6 +7,7 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <span>
 #include <vector>
@@ -50,10 +51,25 @@ void exact_method_is_correctly_rounded_and_order_and_split_invariant() {
     RC_ASSERT(bits(whole.template rounded<A>()) == bits(reference.rounded<A>()));
     RC_ASSERT(bits(merged.template rounded<A>()) == bits(reference.rounded<A>()));
     RC_ASSERT(bits(merged.template rounded<T>()) == bits(reference.rounded<T>()));
-    // An independent oracle where one exists: a single IEEE addition is correctly rounded.
+    // Independent oracles where they exist. (1) A single IEEE addition is correctly rounded.
     if (n == 2) {
       const A a = static_cast<A>(as_double(x.values[0])), b = static_cast<A>(as_double(x.values[1]));
       RC_ASSERT(bits(whole.template rounded<A>()) == bits(canonicalize_nan<A>(a + b)));
+    }
+    // (2) When a left-to-right double sum makes no rounding error at all (every TwoSum error term is zero), it is the
+    // exact sum, and one conversion to A is the correct rounding (zero signs included: IEEE gives x + (-x) = +0 and
+    // -0 + -0 = -0, the reference's rule).
+    double running = -0.0;
+    bool exact_in_double = reference.is_finite();
+    for (const T& v : x.values) {
+      const double b = as_double(v), t = running + b;
+      const double b_virtual = t - running;
+      exact_in_double = exact_in_double && std::isfinite(t) && (running - (t - b_virtual)) + (b - b_virtual) == 0;
+      running = t;
+    }
+    if (exact_in_double) {
+      RC_LOG() << "exact in double: " << std::hexfloat << running << std::defaultfloat << "\n";
+      RC_ASSERT(bits(whole.template rounded<A>()) == bits(static_cast<A>(running)));
     }
   });
 }

@@ -196,7 +196,7 @@ rc::Gen<sample<T>> cancelling_samples(rc::Gen<T> values) {
 
 // Large inputs from verify::generate (shrinking their size and seed).
 template <class T>
-rc::Gen<sample<T>> seeded_samples(std::uint64_t largest) {
+rc::Gen<sample<T>> seeded_samples(rc::Gen<std::uint64_t> sizes) {
   using verify::distribution;
   return gen::apply(
       [](distribution d, std::uint64_t n, std::uint64_t seed, int log10_condition) {
@@ -208,7 +208,11 @@ rc::Gen<sample<T>> seeded_samples(std::uint64_t largest) {
       },
       gen::element(distribution::uniform, distribution::normal, distribution::lognormal, distribution::same_sign,
                    distribution::cancel, distribution::ill),
-      sizes(largest), gen::inRange<std::uint64_t>(0, 1000000), gen::inRange(1, 31));
+      std::move(sizes), gen::inRange<std::uint64_t>(0, 1000000), gen::inRange(1, 31));
+}
+template <class T>
+rc::Gen<sample<T>> seeded_samples(std::uint64_t largest) {
+  return seeded_samples<T>(sizes(largest));
 }
 
 // Ties along a summation path: x_0 = +-1, and u (the accumulation type's unit roundoff, half an ulp of 1) at the
@@ -276,11 +280,21 @@ rc::Gen<T> special_values() {
                       make<T>(-std::numeric_limits<double>::quiet_NaN()), make<T>(tiny), make<T>(-tiny));
 }
 
-// Vectors mixing special values with moderate finite values (no overflow): for the IEEE special-value rules.
+// Vectors mixing special values with moderate finite values (no overflow): for the IEEE special-value rules. Four
+// kinds, so that each rule is met often: one infinity (either sign) among finite values; zeros and subnormals among
+// finite values; and every special value at once (NaN, both infinities, both zeros, subnormals).
 template <class T>
 rc::Gen<sample<T>> special_samples() {
-  return explicit_samples<T>(gen::weightedOneOf<T>({{1, special_values<T>()}, {1, finite_values<T>(-8, 8)}}),
-                             "explicit (with specials)");
+  const double inf = std::numeric_limits<double>::infinity();
+  const double tiny = std::ldexp(1.0, limits_of<T>::min_subnormal_exponent);
+  auto among_finite = [](rc::Gen<T> specials, const char* origin) {
+    return explicit_samples<T>(gen::weightedOneOf<T>({{1, std::move(specials)}, {3, finite_values<T>(-8, 8)}}), origin);
+  };
+  return gen::oneOf(among_finite(gen::just(make<T>(inf)), "explicit (with +Inf)"),
+                    among_finite(gen::just(make<T>(-inf)), "explicit (with -Inf)"),
+                    among_finite(gen::element(make<T>(0.0), make<T>(-0.0), make<T>(tiny), make<T>(-tiny)),
+                                 "explicit (with zeros and subnormals)"),
+                    among_finite(special_values<T>(), "explicit (with every special value)"));
 }
 
 // Signed zeros only: the sign rules of an exact-zero sum.

@@ -92,7 +92,11 @@ TYPED_TEST_P(SumProperties, CanonicalMethodsGiveTheCpuSingleThreadBits) {
   check_property([] {
     const sum_method method = *gen::element(sum_method::tree, sum_method::tree_neumaier);
     with_type_pair(*type_pairs(), [&]<class A, class T>() {
-      const sample<T> x = *gen::weightedOneOf<sample<T>>({{3, finite_samples<T, A>()}, {1, special_samples<T>()}});
+      // Besides the usual inputs, many-chunk ones (2^17 .. 2^20 elements: 2 to 16 CPU chunks, many GPU tiles).
+      const sample<T> x = *gen::weightedOneOf<sample<T>>(
+          {{3, finite_samples<T, A>()},
+           {1, special_samples<T>()},
+           {1, seeded_samples<T>(gen::inRange<std::uint64_t>(std::uint64_t{1} << 17, (std::uint64_t{1} << 20) + 1))}});
       const typename TypeParam::config config = *TypeParam::configs();
       const A result = TypeParam::template sum<A, T>(x.values, method, config);
       const A reference = detred::sum<A>(x.values.data(), x.values.size(), method, cpu_options{1});
