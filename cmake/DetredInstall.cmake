@@ -1,5 +1,6 @@
 # Installation and the package config, so that find_package(detred CONFIG REQUIRED) gives detred::detred
-# (and detred::cuda when the CUDA backend was built).
+# (and detred::cuda when the CUDA backend was built, detred::verify when verify/ was: find_package(detred CONFIG
+# REQUIRED COMPONENTS verify) also checks that Boost, which it needs, is found).
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -8,6 +9,13 @@ set(DETRED_CONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/detred)
 set(detred_targets detred)
 if(DETRED_HAVE_CUDA)
   list(APPEND detred_targets detred_cuda)
+endif()
+# detred::verify (exact references, error metrics, generators), when built: a component, since it needs Boost.
+set(DETRED_PACKAGE_HAS_VERIFY OFF)
+if(TARGET detred_verify)
+  list(APPEND detred_targets detred_verify)
+  install(DIRECTORY verify/include/detred DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  set(DETRED_PACKAGE_HAS_VERIFY ON)
 endif()
 
 install(TARGETS ${detred_targets} EXPORT detredTargets
