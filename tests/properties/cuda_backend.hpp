@@ -27,7 +27,7 @@ struct cuda_backend {
     cuda::launch_config launch;
     std::size_t offset = 0;
   };
-  // Each field 0 ("choose") or a forced value: block_threads a multiple of 32 up to 1024, grid_blocks 1..300,
+  // Each field 0 ("choose") or a forced value: block_threads a multiple of 32 up to 256, grid_blocks 1..300,
   // tiles_per_chunk 1..16 (powers of two); offset 0..7 elements past a 256-byte boundary.
   static rc::Gen<config> configs() {
     namespace gen = rc::gen;
@@ -35,7 +35,7 @@ struct cuda_backend {
         [](int block_threads, int grid_blocks, int tiles_per_chunk, std::size_t offset) {
           return config{{block_threads, grid_blocks, tiles_per_chunk}, offset};
         },
-        gen::oneOf(gen::just(0), gen::map(gen::inRange(1, 33), [](int k) { return 32 * k; })),
+        gen::oneOf(gen::just(0), gen::map(gen::inRange(1, 9), [](int k) { return 32 * k; })),
         gen::oneOf(gen::just(0), gen::inRange(1, 301)), gen::element(0, 1, 2, 4, 8, 16),
         gen::inRange<std::size_t>(0, 8));
   }
