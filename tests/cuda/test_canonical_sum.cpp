@@ -25,10 +25,10 @@
 namespace {
 using namespace detred;
 
-void skip_without_gpu() {
-  if (cuda::device_count() == 0)
-    GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)";
-}
+// A macro, not a function: GTEST_SKIP() returns from the function it is written in, which must be the test body.
+#define DETRED_SKIP_WITHOUT_GPU() \
+  if (cuda::device_count() == 0)  \
+  GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)"
 
 // A device copy of one input, placed `offset` elements past a 256-byte boundary, and a workspace for it.
 template <class T>
@@ -133,7 +133,7 @@ void expect_equal_to_cpu_everywhere() {
 }
 
 TEST(CudaCanonicalSum, BitwiseEqualToCpuForEveryLaunchConfiguration) {
-  skip_without_gpu();
+  DETRED_SKIP_WITHOUT_GPU();
   expect_equal_to_cpu_everywhere<float, float>();
   expect_equal_to_cpu_everywhere<double, double>();
   expect_equal_to_cpu_everywhere<float, double>();
@@ -144,7 +144,7 @@ TEST(CudaCanonicalSum, BitwiseEqualToCpuForEveryLaunchConfiguration) {
 }
 
 TEST(CudaCanonicalSum, SpecialValuesFollowIeeeAsOnTheCpu) {
-  skip_without_gpu();
+  DETRED_SKIP_WITHOUT_GPU();
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<std::vector<double>> cases{
       {},
@@ -170,7 +170,7 @@ TEST(CudaCanonicalSum, SpecialValuesFollowIeeeAsOnTheCpu) {
 }
 
 TEST(CudaCanonicalSum, RejectsBadArguments) {
-  skip_without_gpu();
+  DETRED_SKIP_WITHOUT_GPU();
   std::vector<float> x(10, 1.0f);
   EXPECT_THROW(cuda::sum_host_data(std::span<const float>(x), sum_method::kahan), invalid_argument);
   EXPECT_THROW(cuda::sum_host_data(std::span<const float>(x), sum_method::tree, {33, 0, 0}), invalid_argument);
@@ -204,7 +204,7 @@ void expect_within_bound() {
 }
 
 TEST(CudaCanonicalSum, ErrorWithinDocumentedBoundOnIllConditionedInputs) {
-  skip_without_gpu();
+  DETRED_SKIP_WITHOUT_GPU();
   expect_within_bound<float, float>();
   expect_within_bound<double, double>();
   expect_within_bound<float, double>();
@@ -212,7 +212,7 @@ TEST(CudaCanonicalSum, ErrorWithinDocumentedBoundOnIllConditionedInputs) {
 
 // n >= 2^31: 64-bit counts and indexing all the way through (4 GiB of bfloat16).
 TEST(CudaCanonicalSum, InputsBeyondTwoToTheThirtyOne) {
-  skip_without_gpu();
+  DETRED_SKIP_WITHOUT_GPU();
   if (quick()) GTEST_SKIP() << "DETRED_GPU_TEST_QUICK: the 4 GiB case is left to the full run";
   const std::size_t n = (std::size_t{1} << 31) + 12345;
   std::vector<bfloat16> x(n);
