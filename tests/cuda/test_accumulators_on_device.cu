@@ -14,6 +14,7 @@
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/reduce.hpp"
+#include "tests/support/device_array.hpp"
 
 namespace {
 using namespace detred;
@@ -50,16 +51,8 @@ __global__ void convert_on_device(std::uint32_t count, std::uint32_t* half_to_fl
   float_to_bf16[i] = bfloat16::from_float(probes[i]).bits;
 }
 
-bool have_gpu() { return cuda::device_count() > 0; }
-
-template <class T>
-struct device_array {
-  T* ptr = nullptr;
-  explicit device_array(std::size_t n) { cuda::check(cudaMalloc(&ptr, n * sizeof(T)), "cudaMalloc"); }
-  ~device_array() { cudaFree(ptr); }
-  device_array(const device_array&) = delete;
-  device_array& operator=(const device_array&) = delete;
-};
+using test::device_array;
+using test::have_gpu;
 
 template <class A>
 void expect_device_matches_host(std::size_t n, std::uint64_t seed) {

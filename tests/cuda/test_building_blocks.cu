@@ -17,21 +17,14 @@
 #include "detred/cuda/warp_reduce.cuh"
 #include "detred/cuda/warp_tile.cuh"
 #include "detred/reduce.hpp"
+#include "tests/support/device_array.hpp"
 #include "tests/support/type_pairs.hpp"
 
 namespace {
 using namespace detred;
 
-bool have_gpu() { return cuda::device_count() > 0; }
-
-template <class T>
-struct device_array {
-  T* ptr = nullptr;
-  explicit device_array(std::size_t n) { cuda::check(cudaMalloc(&ptr, n * sizeof(T)), "cudaMalloc"); }
-  ~device_array() { cudaFree(ptr); }
-  device_array(const device_array&) = delete;
-  device_array& operator=(const device_array&) = delete;
-};
+using test::device_array;
+using test::have_gpu;
 
 // One warp per tile: the root of tile `blockIdx.x`.
 template <class Acc, class T>
