@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { apt-get update -qq && apt-get install -y -qq clang-format >/dev/null; }
-git ls-files '*.hpp' '*.cpp' '*.cu' | xargs clang-format --dry-run --Werror
+git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror
 echo "format: clean"
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETRED_SANITIZE=address,undefined \
   -DDETRED_CUDA=OFF -DDETRED_BUILD_BENCHMARKS=OFF -DDETRED_BUILD_EXAMPLES=OFF >/dev/null
