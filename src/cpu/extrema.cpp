@@ -11,16 +11,6 @@ template <class T>
 using compare_t = std::conditional_t<(sizeof(T) == 2), float, T>;
 
 template <class T>
-T signed_infinity(bool negative) {
-  if constexpr (std::same_as<T, half>)
-    return half::from_bits(negative ? 0xfc00u : 0x7c00u);
-  else if constexpr (std::same_as<T, bfloat16>)
-    return bfloat16::from_bits(negative ? 0xff80u : 0x7f80u);
-  else
-    return negative ? -infinity<T>() : infinity<T>();
-}
-
-template <class T>
 bool sign_bit(T x) {
   return (bits_of(x) >> (8 * sizeof(T) - 1)) != 0;
 }

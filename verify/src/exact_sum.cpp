@@ -1,5 +1,6 @@
 // exact_sum: per-exponent integer buckets, combined and rounded by hand (see the header for the contract).
 #include "detred/verify/exact_sum.hpp"
+#include "float_format.hpp"
 
 #include <bit>
 #include <cmath>
@@ -24,24 +25,8 @@ mp::cpp_int to_cpp_int(int128 v) {
   return negative ? mp::cpp_int(-r) : r;
 }
 
-// The format of an output type: precision p (with the hidden bit), and the exponents of the smallest and largest
-// normal binades, so that normal values are m * 2^(e - p + 1) with 2^(p-1) <= m < 2^p and emin <= e <= emax.
-struct format {
-  int precision;
-  int emin;
-  int emax;
-};
-template <floating_input T>
-constexpr format format_of() {
-  if constexpr (std::same_as<T, half>)
-    return {11, -14, 15};
-  else if constexpr (std::same_as<T, bfloat16>)
-    return {8, -126, 127};
-  else if constexpr (std::same_as<T, float>)
-    return {24, -126, 127};
-  else
-    return {53, -1022, 1023};
-}
+using detail::format;
+using detail::format_of;
 
 // m * 2^q, a value representable in T (m < 2^p, the exponent in range), built exactly. Every such value of the 16-
 // and 32-bit formats is a float, and every such double is produced exactly by ldexp (no rounding: it is representable).
@@ -56,16 +41,6 @@ T make_value(bool negative, std::uint64_t m, int q) {
   } else {
     return T::from_float(static_cast<float>(value));  // representable in T, hence in float: both steps exact
   }
-}
-
-template <floating_input T>
-T signed_infinity(bool negative) {
-  if constexpr (std::same_as<T, half>)
-    return half::from_bits(negative ? 0xfc00u : 0x7c00u);
-  else if constexpr (std::same_as<T, bfloat16>)
-    return bfloat16::from_bits(negative ? 0xff80u : 0x7f80u);
-  else
-    return negative ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
 }
 
 template <floating_input T>

@@ -1,6 +1,7 @@
 // The input generators (contract in the header). Everything below uses only IEEE basic operations, frexp/ldexp
 // (exact) and sqrt (correctly rounded), so the bits are the same on every IEEE 754 machine.
 #include "detred/verify/generators.hpp"
+#include "float_format.hpp"
 
 #include <algorithm>
 #include <array>
@@ -119,22 +120,8 @@ class normal_deviates {
   bool has_spare_ = false;
 };
 
-struct format {
-  int precision;
-  int emin;  // exponent of the smallest normal binade
-  int emax;  // exponent of the largest binade
-};
-template <floating_input T>
-constexpr format format_of() {
-  if constexpr (std::same_as<T, half>)
-    return {11, -14, 15};
-  else if constexpr (std::same_as<T, bfloat16>)
-    return {8, -126, 127};
-  else if constexpr (std::same_as<T, float>)
-    return {24, -126, 127};
-  else
-    return {53, -1022, 1023};
-}
+using detail::format;
+using detail::format_of;
 
 // d rounded to nearest even in T (the 16-bit types through float: deterministic, and exact where d is a T value).
 template <floating_input T>

@@ -30,25 +30,33 @@ struct float_traits;
 template <>
 struct float_traits<half> {
   using bits_type = std::uint16_t;
-  static constexpr int precision = 11;  // p: significand bits including the hidden one
+  static constexpr int precision = 11;      // p: significand bits including the hidden one
+  static constexpr int min_exponent = -14;  // emin: exponent of the smallest normal binade
+  static constexpr int max_exponent = 15;   // emax: exponent of the largest binade
   static constexpr const char* name = "f16";
 };
 template <>
 struct float_traits<bfloat16> {
   using bits_type = std::uint16_t;
   static constexpr int precision = 8;
+  static constexpr int min_exponent = -126;
+  static constexpr int max_exponent = 127;
   static constexpr const char* name = "bf16";
 };
 template <>
 struct float_traits<float> {
   using bits_type = std::uint32_t;
   static constexpr int precision = 24;
+  static constexpr int min_exponent = -126;
+  static constexpr int max_exponent = 127;
   static constexpr const char* name = "f32";
 };
 template <>
 struct float_traits<double> {
   using bits_type = std::uint64_t;
   static constexpr int precision = 53;
+  static constexpr int min_exponent = -1022;
+  static constexpr int max_exponent = 1023;
   static constexpr const char* name = "f64";
 };
 
@@ -118,6 +126,17 @@ constexpr DETRED_HD A negative_zero() {
 template <floating_accumulation A>
 constexpr DETRED_HD A infinity() {
   return std::numeric_limits<A>::infinity();
+}
+
+// +Inf or -Inf of any input type (16-bit types by their bit patterns).
+template <floating_input T>
+constexpr T signed_infinity(bool negative) {
+  if constexpr (std::same_as<T, half>)
+    return half::from_bits(negative ? 0xfc00u : 0x7c00u);
+  else if constexpr (std::same_as<T, bfloat16>)
+    return bfloat16::from_bits(negative ? 0xff80u : 0x7f80u);
+  else
+    return negative ? -infinity<T>() : infinity<T>();
 }
 
 template <floating_accumulation A>
