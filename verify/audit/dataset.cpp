@@ -44,6 +44,23 @@ std::size_t dataset::size() const {
   return std::visit([](const auto& v) { return v.size(); }, values);
 }
 
+std::string quoted_excerpt(std::size_t max_chars, std::string_view text) {
+  std::string out = "'";
+  for (std::size_t i = 0; i < text.size() && i < max_chars; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'') {
+      out += static_cast<char>(c);
+    } else {
+      static constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (text.size() > max_chars) out += "...";
+  return out + "'";
+}
+
 input_error make_input_error(std::string_view source, std::string_view where, std::string_view what) {
   std::string message(source);
   message += ": ";

@@ -54,6 +54,10 @@ struct input_error {
 
 using read_result = std::variant<dataset, input_error>;
 
+// Printable form of a piece of input for an error message, in single quotes: at most max_chars characters (then
+// "..."), control and non-ASCII bytes as \xNN.
+std::string quoted_excerpt(std::size_t max_chars, std::string_view text);
+
 // Builds the one-line message; `where` is e.g. "offset 12" or "line 3, column 7".
 input_error make_input_error(std::string_view source, std::string_view where, std::string_view what);
 

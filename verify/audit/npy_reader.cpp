@@ -16,24 +16,6 @@ namespace {
 
 std::string at(std::size_t offset) { return "offset " + std::to_string(offset); }
 
-// Printable form of a header fragment for an error message: at most 24 characters, control bytes as \xNN.
-std::string quoted(std::string_view text) {
-  std::string out = "'";
-  for (std::size_t i = 0; i < text.size() && i < 24; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\'') {
-      out += static_cast<char>(c);
-    } else {
-      static constexpr char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  if (text.size() > 24) out += "...";
-  return out + "'";
-}
-
 // The header dict numpy writes: {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }
 struct npy_header {
   std::optional<std::string> descr;
@@ -57,7 +39,7 @@ class header_parser {
       std::string key;
       if (!read_string(key)) return fail("expected a quoted key or '}'");
       skip_space();
-      if (!eat(':')) return fail("expected ':' after key " + quoted(key));
+      if (!eat(':')) return fail("expected ':' after key " + quoted_excerpt(24, key));
       skip_space();
       if (key == "descr") {
         if (peek() == '[') return fail_at(pos_, "unsupported dtype: structured arrays are not summable");
@@ -76,7 +58,7 @@ class header_parser {
         if (auto e = read_shape(shape)) return e;
         header.shape = std::move(shape);
       } else {
-        return fail_at(key_pos, "unexpected key " + quoted(key) + " in the header");
+        return fail_at(key_pos, "unexpected key " + quoted_excerpt(24, key) + " in the header");
       }
       skip_space();
       if (eat(',')) continue;
@@ -140,7 +122,7 @@ class header_parser {
   }
   std::optional<std::pair<std::string, std::string>> fail(std::string what) { return fail_at(pos_, std::move(what)); }
   std::optional<std::pair<std::string, std::string>> fail_at(std::size_t pos, std::string what) {
-    return std::pair{at(base_ + pos), std::move(what) + " (header text " + quoted(text_.substr(pos)) + ")"};
+    return std::pair{at(base_ + pos), std::move(what) + " (header text " + quoted_excerpt(24, text_.substr(pos)) + ")"};
   }
 
   std::string_view text_;
@@ -162,9 +144,9 @@ read_result parse_npy(std::span<const std::byte> bytes, std::string_view source)
   if (file.empty()) return make_input_error(source, at(0), "empty file: no values to audit");
   const std::size_t magic_part = std::min(file.size(), npy_magic.size());
   if (file.substr(0, magic_part) != npy_magic.substr(0, magic_part))
-    return make_input_error(
-        source, at(0),
-        "wrong magic: not a .npy file (expected \\x93NUMPY, found " + quoted(file.substr(0, magic_part)) + ")");
+    return make_input_error(source, at(0),
+                            "wrong magic: not a .npy file (expected \\x93NUMPY, found " +
+                                quoted_excerpt(24, file.substr(0, magic_part)) + ")");
   if (file.size() < 8) return make_input_error(source, at(file.size()), "truncated inside the .npy preamble");
   const unsigned major = static_cast<unsigned char>(file[6]);
   const unsigned minor = static_cast<unsigned char>(file[7]);
@@ -202,7 +184,7 @@ read_result parse_npy(std::span<const std::byte> bytes, std::string_view source)
   }
   if (!type)
     return make_input_error(source, at(header_start),
-                            "unsupported dtype " + quoted(descr) +
+                            "unsupported dtype " + quoted_excerpt(24, descr) +
                                 " (detred-audit reads float16, float32 and float64: <f2 >f2 <f4 >f4 <f8 >f8)");
 
   const std::vector<std::uint64_t>& shape = *header.shape;

@@ -48,23 +48,6 @@ std::optional<double> parse_round_to_odd(const std::string& token) {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
-std::string quoted(std::string_view text) {
-  std::string out = "'";
-  for (std::size_t i = 0; i < text.size() && i < 32; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\'') {
-      out += static_cast<char>(c);
-    } else {
-      static constexpr char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  if (text.size() > 32) out += "...";
-  return out + "'";
-}
-
 template <class T>
 read_result parse_text_as(std::string_view text, std::string_view source) {
   std::vector<T> values;
@@ -100,7 +83,7 @@ read_result parse_text_as(std::string_view text, std::string_view source) {
       while (end < line.size() && !is_space(line[end]) && line[end] != ',') ++end;
       const std::string_view token = line.substr(pos, end - pos);
       const auto value = parse_number<T>(token);
-      if (!value) return make_input_error(source, where(pos), "not a number: " + quoted(token));
+      if (!value) return make_input_error(source, where(pos), "not a number: " + quoted_excerpt(32, token));
       values.push_back(*value);
       have_value = true;
       after_comma = false;
