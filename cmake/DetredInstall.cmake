@@ -18,6 +18,16 @@ if(TARGET detred_verify)
   set(DETRED_PACKAGE_HAS_VERIFY ON)
 endif()
 
+# detred::properties (the property suites for users' reductions, docs/PROPERTIES.md) and detred::properties_main,
+# when built: a component, since they need RapidCheck and GoogleTest; with detred_add_property_tests().
+set(DETRED_PACKAGE_HAS_PROPERTIES OFF)
+if(TARGET detred_properties)
+  list(APPEND detred_targets detred_properties detred_properties_main)
+  install(DIRECTORY properties/include/detred DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES cmake/detredProperties.cmake DESTINATION ${DETRED_CONFIG_DIR})
+  set(DETRED_PACKAGE_HAS_PROPERTIES ON)
+endif()
+
 install(TARGETS ${detred_targets} EXPORT detredTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI's checks beyond the README's test command: formatting, the CPU test suite under AddressSanitizer and
 # UndefinedBehaviorSanitizer (any report fails the run: -fno-sanitize-recover=all, ASan aborts on its first error), and
-# a bounded libFuzzer run over detred-audit's file parsers.
+# a bounded libFuzzer run over detred-audit's file parsers, and the CPU suite under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { apt-get update -qq && apt-get install -y -qq clang-format >/dev/null; }
@@ -15,3 +15,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 # detred-audit's file parsers under libFuzzer (with ASan, UBSan and leak checks) for a bounded time, from the seed
 # corpus in tests/audit/corpus/: any crash, leak or sanitizer report fails CI.
 scripts/fuzz-audit.sh 60
+# The CPU suite under ThreadSanitizer (the thread pool; 16 host threads at once): about 4 minutes on 2 shared cores.
+scripts/tsan-cpu.sh

@@ -9,7 +9,8 @@ cmake --build build
 rm -rf carry && mkdir -p carry
 find build/tests -type f \( -name "test_cuda_*" -o -name "test_properties_cuda" -o -name "test_*_gpu" \) -perm -u+x \
   -exec cp {} carry/ \;
-for f in build/bench/bench_cuda_sum build/verify/audit/detred-audit; do [ -x "$f" ] && cp "$f" carry/; done
+for f in build/bench/bench_cuda_sum build/bench/bench_cuda_reduce build/examples/detred-worked-examples \
+  build/verify/audit/detred-audit; do [ -x "$f" ] && cp "$f" carry/; done
 cp bench/cuda_sum_table.sh carry/
 cp /usr/lib/x86_64-linux-gnu/libbenchmark.so.1* carry/ 2>/dev/null || true
 ls -l carry/

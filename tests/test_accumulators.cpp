@@ -73,14 +73,48 @@ TEST(Accumulators, CompensationRecoversWhatPlainLoses) {
   EXPECT_EQ(run<kahan_accumulator<double>>({1.0, 0x1p100, 1.0, -0x1p100}), 0.0);
 }
 
-TEST(Accumulators, NeumaierMergeMatchesAddOfSingleTerms) {
+// Neumaier's error term as the paper writes it (Neumaier 1974): exact for finite sums, written without TwoSum.
+template <class A>
+A neumaier_error(A a, A b, A s) {
+  return std::fabs(a) >= std::fabs(b) ? (a - s) + b : (b - s) + a;
+}
+
+// Sequential add against the paper's loop, written here independently: s += x, c += error.
+TEST(Accumulators, NeumaierAddMatchesThePapersLoop) {
   std::vector<double> x = test::random_fixed_range<double>(1000, 40, 3, true);
-  neumaier_accumulator<double> by_add, by_merge;
+  neumaier_accumulator<double> acc;
+  double s = -0.0, c = -0.0;
   for (double v : x) {
-    by_add.add(v);
-    by_merge.merge(neumaier_accumulator<double>::from_value(v));
+    acc.add(v);
+    const double t = s + v;
+    c += neumaier_error(s, v, t);
+    s = t;
   }
-  EXPECT_EQ(test::bits(by_add.result()), test::bits(by_merge.result()));
+  EXPECT_EQ(test::bits(acc.sum), test::bits(s));
+  EXPECT_EQ(test::bits(acc.compensation), test::bits(c));
+  EXPECT_EQ(test::bits(acc.result()), test::bits(c == 0 ? s : s + c));
+}
+
+// A merge of two non-trivial accumulators against the documented formula: sum = s_l + s_r, compensation =
+// (c_l + c_r) + e, the left operand's terms first. Catches a reassociated merge (c_l + (c_r + e)), which a merge with
+// a single term (c_r = -0) cannot see.
+TEST(Accumulators, NeumaierMergeOfTwoAccumulatorsFollowsTheFormula) {
+  std::size_t differ_if_reassociated = 0;
+  for (unsigned trial = 0; trial < 400; ++trial) {
+    const std::vector<double> x = test::random_fixed_range<double>(64, 60, 100 + trial, true);
+    neumaier_accumulator<double> left, right;
+    for (std::size_t i = 0; i < 32; ++i) left.add(x[i]);
+    for (std::size_t i = 32; i < 64; ++i) right.add(x[i]);
+    const double s = left.sum + right.sum;
+    const double e = neumaier_error(left.sum, right.sum, s);
+    const double expected = (left.compensation + right.compensation) + e;
+    if (test::bits(expected) != test::bits(left.compensation + (right.compensation + e))) ++differ_if_reassociated;
+    neumaier_accumulator<double> merged = left;
+    merged.merge(right);
+    ASSERT_EQ(test::bits(merged.sum), test::bits(s)) << "trial " << trial;
+    ASSERT_EQ(test::bits(merged.compensation), test::bits(expected)) << "trial " << trial;
+  }
+  EXPECT_GT(differ_if_reassociated, 0u) << "the inputs never tell the two associations apart";
 }
 
 TEST(PairwiseAccumulator, IsTheCanonicalOrderForEveryLength) {

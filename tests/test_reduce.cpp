@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "detred/reduce.hpp"
@@ -30,22 +33,85 @@ matrix multiply(const matrix& a, const matrix& b) {
           p(m(a[2], b[1]), m(a[3], b[3]))};
 }
 
+// Unimodular factors (determinant +-1: shears and a swap) so that the product never collapses to the zero matrix
+// modulo 2^64, as random small-integer matrices do after about a hundred factors; then a swapped operand order and a
+// skipped chunk both change the result (asserted), so the test can see them.
 TEST(GenericReduce, MatrixProductKeepsOperandOrderForEveryThreadCount) {
-  const std::size_t n = 3 * (std::size_t{1} << 16) + 12345;
+  const std::size_t chunk = std::size_t{1} << 16;
+  const std::size_t n = 8 * chunk + 12345;  // enough chunks for every thread count below to run in parallel
   std::vector<matrix> x(n);
   std::mt19937_64 rng(1);
-  for (auto& m : x) m = {std::int64_t(rng() % 5) - 2, std::int64_t(rng() % 5) - 2, std::int64_t(rng() % 5) - 2, 1};
-  matrix expected = {1, 0, 0, 1};
-  for (const matrix& m : x) expected = multiply(expected, m);  // left to right: exact in modular arithmetic
-  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+  for (auto& m : x) {
+    const std::int64_t a = std::int64_t(rng() % 7) - 3;
+    switch (rng() % 3) {
+      case 0:
+        m = {1, a, 0, 1};
+        break;
+      case 1:
+        m = {1, 0, a, 1};
+        break;
+      default:
+        m = {0, 1, 1, 0};
+    }
+  }
+  matrix expected = {1, 0, 0, 1}, reversed = {1, 0, 0, 1}, skipped = {1, 0, 0, 1};
+  for (std::size_t i = 0; i < n; ++i) {
+    expected = multiply(expected, x[i]);  // left to right: exact in modular arithmetic
+    reversed = multiply(x[i], reversed);
+    if (i / chunk != 3) skipped = multiply(skipped, x[i]);
+  }
+  const auto det =
+      std::uint64_t(expected[0]) * std::uint64_t(expected[3]) - std::uint64_t(expected[1]) * std::uint64_t(expected[2]);
+  EXPECT_TRUE(det == 1 || det == ~std::uint64_t{0}) << "the product must stay unimodular";
+  EXPECT_NE(expected, reversed);
+  EXPECT_NE(expected, skipped);
+  for (unsigned threads : {1u, 2u, 3u, 4u, 8u}) {
     EXPECT_EQ(reduce(x, matrix{1, 0, 0, 1}, multiply, {.threads = threads}), expected) << threads;
   }
+}
+
+// An operator that throws on a helper thread (not the caller): the reduce must rethrow it, never return a value
+// computed without that chunk. Which thread runs which chunk is dynamic, so calls repeat until a helper took part.
+TEST(GenericReduce, ExceptionFromAWorkerThreadIsRethrown) {
+  const std::size_t n = 8 * (std::size_t{1} << 16);
+  const std::vector<double> x(n, 1.0);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> helper_ran{false};
+  auto op = [&](double a, double b) {
+    if (std::this_thread::get_id() != caller) {
+      helper_ran = true;
+      throw std::runtime_error("operator failed on a worker");
+    }
+    return a + b;
+  };
+  unsigned calls_with_helpers = 0;
+  for (int attempt = 0; attempt < 400 && calls_with_helpers < 3; ++attempt) {
+    helper_ran = false;
+    bool threw = false;
+    double value = 0;
+    try {
+      value = reduce(x, -0.0, op, {.threads = 2});
+    } catch (const std::runtime_error&) {
+      threw = true;
+    }
+    if (helper_ran) {
+      ++calls_with_helpers;
+      EXPECT_TRUE(threw) << "a worker's exception was lost; the reduce returned " << value;
+    } else {
+      EXPECT_FALSE(threw);
+      EXPECT_EQ(value, double(n));
+    }
+  }
+  if (calls_with_helpers == 0) GTEST_SKIP() << "no helper thread took part in 400 calls (a busy machine)";
+  // Every thread throwing: the exception still comes out (from whichever chunk is first).
+  auto always = [](double, double) -> double { throw std::runtime_error("always"); };
+  EXPECT_THROW(reduce(x, -0.0, always, {.threads = 4}), std::runtime_error);
 }
 
 TEST(GenericReduce, StringConcatenationIsInOrderAndEmptyGivesIdentity) {
   std::vector<std::string> words;
   std::string expected;
-  for (int i = 0; i < 70000; ++i) {
+  for (int i = 0; i < 5 * 65536 + 7; ++i) {  // five chunks: two threads run in parallel
     words.push_back(std::to_string(i % 10));
     expected += words.back();
   }
@@ -56,7 +122,8 @@ TEST(GenericReduce, StringConcatenationIsInOrderAndEmptyGivesIdentity) {
 }
 
 TEST(GenericReduce, FloatingOperatorFollowsTheCanonicalTree) {
-  std::vector<double> x = test::random_fixed_range<double>(100000, 50, 3, true);
+  // Six chunks and more: every thread count below runs in parallel (two chunks per thread at least).
+  std::vector<double> x = test::random_fixed_range<double>(6 * 65536 + 4321, 50, 3, true);
   const std::function<double(double, double)> op = [](double a, double b) { return a * 0.5 + b; };  // non-commutative
   const double expected = test::canonical_reference<double>(x, x.size(), op, 0.0);
   for (unsigned threads : {1u, 2u, 3u}) EXPECT_EQ(bits(reduce(x, 0.0, op, {.threads = threads})), bits(expected));
@@ -70,7 +137,7 @@ TEST(GenericReduce, RejectsNullData) {
 // ---- Product ------------------------------------------------------------------------------------------------------
 
 TEST(Product, CanonicalOrderSpecialValuesAndEmpty) {
-  std::vector<double> x(200000);
+  std::vector<double> x(8 * 65536 + 77);  // eight chunks: four threads run in parallel
   std::mt19937_64 rng(8);
   for (double& v : x) v = 1.0 + (double(rng() % 2001) - 1000.0) * 1e-6;  // near 1: the product stays finite
   const std::function<double(double, double)> times = [](double a, double b) { return a * b; };

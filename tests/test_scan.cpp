@@ -147,6 +147,25 @@ TEST(GenericScan, MaximumSegmentSumIsOrderSensitiveAndExact) {
   EXPECT_EQ(reduce(x, mss{0, 0, 0, 0}, combine)[3], best);
 }
 
+// Buffers that touch (one ends where the other begins) do not overlap: they must be accepted, and give the same bits
+// as separate buffers. Catches an off-by-one (<= for <) in the overlap check.
+TEST(Scan, AcceptsBuffersThatTouchWithoutOverlapping) {
+  std::vector<float> both(20);
+  for (std::size_t i = 0; i < 10; ++i) both[i] = 0.1f * float(i + 1);
+  std::vector<float> expected(10);
+  inclusive_sum_scan(both.data(), expected.data(), 10);
+  EXPECT_NO_THROW(inclusive_sum_scan(both.data(), both.data() + 10, 10));  // output right after the input
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(test::bits(both[10 + i]), test::bits(expected[i]));
+  std::vector<float> reversed(20);
+  for (std::size_t i = 0; i < 10; ++i) reversed[10 + i] = both[i];
+  EXPECT_NO_THROW(exclusive_sum_scan(reversed.data() + 10, reversed.data(), 10));  // output right before the input
+  auto plus = [](double a, double b) { return a + b; };
+  std::vector<double> d(8, 0.5);
+  EXPECT_NO_THROW(detred::inclusive_scan(d.data(), d.data() + 4, 4, plus));
+  EXPECT_EQ(d[7], 2.0);
+  EXPECT_THROW(detred::inclusive_scan(d.data(), d.data() + 3, 4, plus), detred::invalid_argument);  // one overlaps
+}
+
 TEST(Scan, RejectsMismatchedOrOverlappingBuffers) {
   std::vector<float> x(10, 1.0f), small(9);
   EXPECT_THROW(inclusive_sum_scan(x, small), detred::invalid_argument);

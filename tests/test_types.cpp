@@ -105,3 +105,19 @@ static_assert(!detred::accumulable<double, float>);
 static_assert(!detred::accumulable<int, double> && !detred::accumulable<float, half>);
 static_assert(std::is_same_v<detred::default_accumulation_t<half>, float>);
 static_assert(std::is_same_v<detred::default_accumulation_t<double>, double>);
+
+// The headers promise that narrowing keeps a NaN's sign (the quiet NaN 0x7e00 / 0x7fc0 with the input's sign), and
+// widening keeps it too; only detred's reductions canonicalise. Catches a from_float that drops the sign.
+TEST(Half, NaNKeepsItsSignBothWays) {
+  for (std::uint32_t payload : {0x00400000u, 0x00000001u, 0x003fffffu, 0x00123456u}) {
+    const float positive = std::bit_cast<float>(0x7f800000u | payload);
+    const float negative = std::bit_cast<float>(0xff800000u | payload);
+    EXPECT_EQ(half::from_float(positive).bits, 0x7e00u) << std::hex << payload;
+    EXPECT_EQ(half::from_float(negative).bits, 0xfe00u) << std::hex << payload;
+    EXPECT_EQ(bfloat16::from_float(positive).bits, 0x7fc0u) << std::hex << payload;
+    EXPECT_EQ(bfloat16::from_float(negative).bits, 0xffc0u) << std::hex << payload;
+  }
+  EXPECT_TRUE(std::signbit(half::from_bits(0xfe00u).to_float()));
+  EXPECT_TRUE(std::isnan(half::from_bits(0xfe00u).to_float()));
+  EXPECT_TRUE(std::signbit(bfloat16::from_bits(0xffc0u).to_float()));
+}

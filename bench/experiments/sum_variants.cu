@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "detred/cuda/blocks/warp_tile.cuh"
 #include "detred/cuda/sum.hpp"
-#include "detred/cuda/warp_tile.cuh"
-#include "src/cuda/canonical_sum_kernels.cuh"
+#include "src/cuda/sum/canonical_sum_kernels.cuh"
 
 using namespace detred;
 using namespace detred::cuda;

@@ -13,6 +13,8 @@
 // thread count, grid, block size or device. Operands are never reordered, so it also serves non-commutative
 // operators. Any aligned power-of-two chunk is a complete subtree, so any partition into such chunks (CPU threads,
 // GPU blocks) computes the same bits; that is what makes it parallel.
+//
+// Thread safety: the functions are pure; a binary_counter is a plain value (one object per thread).
 #pragma once
 
 #include <cassert>

@@ -10,6 +10,12 @@
 // - Empty input gives the identity: -0.0 for sums, 1 for products, +Inf for min, -Inf for max, the caller's identity
 //   for reduce, and n (= 0, "not found", like std::min_element's end) for argmin/argmax.
 // - A null pointer with n > 0 throws detred::invalid_argument.
+//
+// Thread safety: every function here may be called from any number of host threads at once (on the same or different
+// data, read-only inputs shared): calls share only the CPU backend's persistent worker pool, which serves them all,
+// and each call gets the bits it would get alone (tests/test_concurrency.cpp, under ThreadSanitizer in CI). A generic
+// reduce calls the user's operator from several threads at once (for threads != 1): it must be safe to do so.
+// Exceptions from the operator, on any thread, reach the caller (the lowest-numbered failing chunk's).
 #pragma once
 
 #include <cstddef>

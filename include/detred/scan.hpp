@@ -5,6 +5,9 @@
 // what follows it. O(n) work (one combine per output plus the up-sweep). Same bits for every thread count.
 // Operands are never swapped: op need not be commutative. out may be the same buffer as in (in-place); any other
 // overlap, or sizes that differ, throws detred::invalid_argument.
+//
+// Thread safety: as reduce.hpp: any number of host threads may scan at once (distinct output buffers); the user's
+// operator is called from several threads at once unless threads = 1; its exceptions reach the caller.
 #pragma once
 
 #include <cstddef>

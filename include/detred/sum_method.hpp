@@ -27,11 +27,15 @@ enum class sum_method {
   // The canonical order with Neumaier merges (an exact TwoSum at every node): the reproducibility of `tree` with the
   // accuracy of a compensated sum. |error| <= u|s| + gamma_{h(n)+1}^2 S.
   tree_neumaier,
+  // The exact sum rounded once to the accumulation type (round to nearest, ties to even; subnormal results; +-Inf
+  // exactly when |s| >= MAX + ulp(MAX)/2): |error| <= u|s| and at most half the smallest subnormal. The same bits in
+  // any order, split, thread count and device (docs/EXACT.md; the state is detred::exact_accumulator).
+  exact,
 };
 
-inline constexpr sum_method all_sum_methods[] = {sum_method::sequential, sum_method::pairwise,
-                                                 sum_method::kahan,      sum_method::neumaier,
-                                                 sum_method::tree,       sum_method::tree_neumaier};
+inline constexpr sum_method all_sum_methods[] = {
+    sum_method::sequential, sum_method::pairwise,      sum_method::kahan, sum_method::neumaier,
+    sum_method::tree,       sum_method::tree_neumaier, sum_method::exact};
 
 // Stable names, used by the audit tool's output and accepted by its --algorithms option.
 constexpr std::string_view to_string(sum_method method) {
@@ -48,6 +52,8 @@ constexpr std::string_view to_string(sum_method method) {
       return "tree";
     case sum_method::tree_neumaier:
       return "tree_neumaier";
+    case sum_method::exact:
+      return "exact";
   }
   return "unknown";
 }
@@ -59,6 +65,8 @@ constexpr determinism guarantee(sum_method method) {
     case sum_method::tree:
     case sum_method::tree_neumaier:
       return determinism::cpu_gpu;
+    case sum_method::exact:
+      return determinism::exact;
     default:
       return determinism::run_to_run;
   }

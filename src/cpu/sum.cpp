@@ -6,6 +6,7 @@
 #include "detred/detail/cpu_tuning.hpp"
 #include "detred/detail/parallel.hpp"
 #include "detred/reduce.hpp"
+#include "src/cpu/exact_sum.hpp"
 #include "src/cpu/subtree_root.hpp"
 
 namespace detred::detail {
@@ -74,6 +75,7 @@ typename Acc::value_type canonical_tree(const T* x, std::size_t n, const cpu_opt
 template <class A, class T>
 A sum_n(const T* data, std::size_t n, sum_method method, const cpu_options& options) {
   if (n == 0) return negative_zero<A>();
+  if (method == sum_method::exact) return exact_sum_n<A>(data, n, options);
   A result{};
   switch (method) {
     case sum_method::sequential:

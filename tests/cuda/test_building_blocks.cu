@@ -1,5 +1,5 @@
-// The device-side building blocks (include/detred/cuda/warp_reduce.cuh, warp_tile.cuh, block_reduce.cuh) used the
-// way a user's kernel uses them, each result compared bit for bit with the CPU's canonical sum of the same block:
+// The device-side building blocks (include/detred/cuda/blocks/warp_reduce.cuh, warp_tile.cuh, block_reduce.cuh) used
+// the way a user's kernel uses them, each result compared bit for bit with the CPU's canonical sum of the same block:
 // every piece computes a node of the canonical tree, so over an aligned power-of-two block it must equal
 // detred::sum(block, tree / tree_neumaier). Label `gpu`: skipped, with the reason, where no CUDA device is present.
 #include <gtest/gtest.h>
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "detred/accumulators/accumulator.hpp"
-#include "detred/cuda/block_reduce.cuh"
+#include "detred/cuda/blocks/block_reduce.cuh"
+#include "detred/cuda/blocks/warp_reduce.cuh"
+#include "detred/cuda/blocks/warp_tile.cuh"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
-#include "detred/cuda/warp_reduce.cuh"
-#include "detred/cuda/warp_tile.cuh"
 #include "detred/reduce.hpp"
 #include "tests/support/device_array.hpp"
 #include "tests/support/type_pairs.hpp"

@@ -21,7 +21,9 @@ struct cuda_backend {
   static constexpr const char* name = "cuda";
   static bool available() { return cuda::device_count() > 0; }
   static std::string unavailable_reason() { return "no CUDA device on this machine: GPU test not run"; }
-  static bool supports(sum_method method) { return method == sum_method::tree || method == sum_method::tree_neumaier; }
+  static bool supports(sum_method method) {
+    return method == sum_method::tree || method == sum_method::tree_neumaier || method == sum_method::exact;
+  }
 
   struct config {
     cuda::launch_config launch;

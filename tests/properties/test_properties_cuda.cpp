@@ -11,14 +11,16 @@
 
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/sum.hpp"
+#include "detred/properties/sum_properties.hpp"
 #include "detred/verify/error_bounds.hpp"
 #include "detred/verify/exact_sum.hpp"
 #include "tests/properties/cuda_backend.hpp"
-#include "tests/properties/sum_properties.hpp"
+#include "tests/properties/exact_method_properties.hpp"
 
 namespace detred::test {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(properties, SumProperties, ::testing::Types<cuda_backend>, backend_name);
+INSTANTIATE_TYPED_TEST_SUITE_P(properties, ExactMethodProperties, ::testing::Types<cuda_backend>, backend_name);
 
 // n = 2^31 + 3 bfloat16 values (4 GiB): past every 32-bit index. The reference is the CPU backend's tree sum (same
 // bits) and the exact sum (the bound), for tree and tree_neumaier, in float, at an unaligned offset and with the

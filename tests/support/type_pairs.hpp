@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "detred/types/float_traits.hpp"
+#include "properties/include/detred/properties/make.hpp"  // make<T>(double), shared with the property suites
 
 namespace detred::test {
 
@@ -19,15 +20,6 @@ void for_each_type_pair(F&& f) {
   f.template operator()<float, float>();
   f.template operator()<double, float>();
   f.template operator()<double, double>();
-}
-
-// v rounded to T (to nearest, ties to even).
-template <class T>
-T make(double v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
-    return T::from_float(static_cast<float>(v));
-  else
-    return static_cast<T>(v);
 }
 
 }  // namespace detred::test

@@ -23,7 +23,9 @@ std::uint64_t bits_of(const sum_value& value) {
 namespace {
 
 // The canonical-order methods are the multi-threaded ones: their thread count is a configuration.
-bool is_multithreaded(sum_method method) { return method == sum_method::tree || method == sum_method::tree_neumaier; }
+bool is_multithreaded(sum_method method) {
+  return method == sum_method::tree || method == sum_method::tree_neumaier || method == sum_method::exact;
+}
 
 template <class A>
 constexpr element_type accumulation_type() {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -23,6 +25,14 @@ namespace {
 
 verify::error_metrics error_of(const verify::exact_sum& exact, const sum_value& value) {
   return std::visit([&](auto v) { return verify::measure_error(exact, v); }, value);
+}
+
+// The error of `value` in ulps of the exact sum rounded to its type, signed: positive above the exact sum. (Results
+// equal to the exact sum rounded to double count as above: the plot cannot show a smaller difference anyway.)
+double signed_ulps(const verify::exact_sum& exact, const sum_value& value, double rounded_f64) {
+  const double ulps = error_of(exact, value).ulps;
+  const double v = std::visit([](auto x) { return double(x); }, value);
+  return v < rounded_f64 ? -ulps : ulps;
 }
 
 bool is_finite_value(const sum_value& value) {
@@ -65,6 +75,11 @@ input_report audit_with(const dataset& source, const std::vector<algorithm<T>>& 
   report.exact_decimal = exact.to_decimal(40);
   report.finite = exact.is_finite();
   report.rounded_f64 = exact.rounded<double>();
+  if (!report.finite) {
+    // What IEEE addition gives for the whole input (NaN, or the infinity present); no condition number.
+    report.exact_decimal = std::isnan(report.rounded_f64) ? "nan" : report.rounded_f64 > 0 ? "inf" : "-inf";
+    report.condition_number = std::numeric_limits<double>::quiet_NaN();
+  }
 
   for (const auto& a : table)
     if (a.accumulation == element_type::f32) report.rounded_f32 = exact.rounded<float>();
@@ -91,11 +106,13 @@ input_report audit_with(const dataset& source, const std::vector<algorithm<T>>& 
     if (a.load) a.load(data, 0);
 
     std::set<std::uint64_t> repeat_bits;
+    std::map<std::uint64_t, sum_value> distinct;  // every distinct result, for the spread plot
     std::vector<double> seconds;
     for (unsigned k = 0; k < repeat; ++k) {
       const timed_sum t = run_once(a, data, 0);
       if (k == 0) r.value = t.value;
       repeat_bits.insert(bits_of(t.value));
+      distinct.emplace(bits_of(t.value), t.value);
       seconds.push_back(t.seconds);
       step(a.name + " run " + std::to_string(k + 1));
     }
@@ -113,12 +130,15 @@ input_report audit_with(const dataset& source, const std::vector<algorithm<T>>& 
     if (options.configs) {
       std::set<std::uint64_t> config_bits{bits_of(r.value)};
       for (std::size_t c = 1; c < a.configs.size(); ++c) {
-        config_bits.insert(bits_of(run_once(a, data, c).value));
+        const sum_value v = run_once(a, data, c).value;
+        config_bits.insert(bits_of(v));
+        distinct.emplace(bits_of(v), v);
         step(a.name + " " + a.configs[c]);
       }
       r.configs = {a.configs.size(), config_bits.size()};
       r.config_labels = a.configs;
     }
+    for (const auto& [bits, v] : distinct) r.distinct_ulps.push_back(signed_ulps(exact, v, report.rounded_f64));
     permute_bits[i].insert(bits_of(r.value));
     r.permute_max_abs_error = r.error.absolute;
     report.results.push_back(std::move(r));

@@ -61,6 +61,23 @@ std::string quoted_excerpt(std::size_t max_chars, std::string_view text) {
   return out + "'";
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else {
+      static constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
 input_error make_input_error(std::string_view source, std::string_view where, std::string_view what) {
   std::string message(source);
   message += ": ";

@@ -42,6 +42,8 @@ struct dataset {
   std::string source;                // the file name, "<generated: ...>" or "<embedded default>"
   std::vector<std::uint64_t> shape;  // as stored (npy); {n} for raw, text and generated inputs
   sample_vector values;
+  // A reader's one-line warning about values it read (e.g. text that overflowed to Inf when rounded), or "".
+  std::string warning;
 
   element_type type() const;
   std::size_t size() const;
@@ -57,6 +59,9 @@ using read_result = std::variant<dataset, input_error>;
 // Printable form of a piece of input for an error message, in single quotes: at most max_chars characters (then
 // "..."), control and non-ASCII bytes as \xNN.
 std::string quoted_excerpt(std::size_t max_chars, std::string_view text);
+
+// `text` with every control byte (below 0x20, and 0x7f) written as \xNN: safe to print on a terminal.
+std::string printable(std::string_view text);
 
 // Builds the one-line message; `where` is e.g. "offset 12" or "line 3, column 7".
 input_error make_input_error(std::string_view source, std::string_view where, std::string_view what);

@@ -13,9 +13,9 @@ namespace detred::audit {
 
 // How data/default.npy was made; the command regenerates it bit for bit.
 inline constexpr std::string_view default_input_name =
-    "<embedded default: 16384 f64 values, verify's 'ill' generator, condition 1e16, seed 2026>";
+    "<embedded default: 16384 f64 values of order 1, verify's 'cancel' generator, seed 2026>";
 inline constexpr std::string_view default_input_recipe =
-    "detred-audit --gen ill --n 16384 --cond 1e16 --seed 2026 --dtype f64 --save verify/audit/data/default.npy";
+    "detred-audit --gen cancel --n 16384 --seed 2026 --dtype f64 --save verify/audit/data/default.npy";
 
 inline std::span<const std::byte> default_input_bytes() {
   return {reinterpret_cast<const std::byte*>(detred_audit_default_npy), detred_audit_default_npy_size};

@@ -137,7 +137,7 @@ algorithm<T> gpu_entry(sum_method method, const std::string& suffix, const std::
   entry.device = "gpu";
   entry.method = std::string(to_string(method));
   entry.accumulation = std::is_same_v<A, float> ? element_type::f32 : element_type::f64;
-  entry.guarantee = determinism::cpu_gpu;
+  entry.guarantee = method == sum_method::exact ? determinism::exact : determinism::cpu_gpu;
   entry.twin = "cpu/" + std::string(to_string(method)) + suffix;
   for (const gpu_config& c : gpu_configs()) entry.configs.push_back(c.label());
   entry.load = [session](std::span<const T>, std::uint64_t version) { session->current_version = version; };
@@ -162,6 +162,7 @@ std::vector<algorithm<T>> gpu_algorithms(const std::shared_ptr<gpu_session>& ses
     for (sum_method method : {sum_method::tree, sum_method::tree_neumaier})
       table.push_back(gpu_entry<double, T>(method, "@f64", session));
   }
+  table.push_back(gpu_entry<default_acc, T>(sum_method::exact, "", session));  // docs/EXACT.md
   // The atomic baselines and the kernel ladder variants join here, one entry each.
   return table;
 }

@@ -3,7 +3,8 @@
 //
 // Stable names: gpu/tree, gpu/tree_neumaier (the input's default accumulation) and, for f16, bf16 and f32 inputs,
 // gpu/tree@f64 and gpu/tree_neumaier@f64. Each has the guarantee cpu_gpu and its CPU twin (gpu/x must give the bits
-// of cpu/x). The atomic baselines and the kernel ladder variants are further entries of gpu_algorithms().
+// of cpu/x). gpu/exact (guarantee exact, twin cpu/exact): the correctly rounded sum (docs/EXACT.md). The atomic
+// baselines and the kernel ladder variants are further entries of gpu_algorithms().
 #pragma once
 
 #include <memory>

@@ -7,6 +7,7 @@
 // exact one missed the correctly rounded sum): usable in CI; 2 the audit could not run (bad input or usage, with a
 // one-line message on stderr).
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,12 +23,15 @@
 #include "detred/config.hpp"
 #include "detred/verify/generators.hpp"
 #include "gpu_algorithms.hpp"
+#include "input_file.hpp"
 #include "json_writer.hpp"
 #include "npy_reader.hpp"
 #include "npy_writer.hpp"
+#include "plugins.hpp"
 #include "progress.hpp"
 #include "raw_reader.hpp"
 #include "registry.hpp"
+#include "spread_plot.hpp"
 #include "svg_plot.hpp"
 #include "table_writer.hpp"
 #include "text_reader.hpp"
@@ -51,13 +55,14 @@ struct cli_options {
   std::string dtype;  // "" = the format's own (npy), f64 (text, generators); required for raw
   std::string endian = "little";
   std::string gen;
-  std::uint64_t n = 0;
+  std::string n;  // parsed by parse_count: CLI11 would wrap "-5" around
   double cond = 1e16;
   std::uint64_t seed = 1;
   bool sweep = false;
   std::string plot;
   std::string device = "cpu";
   std::vector<std::string> algorithms;
+  std::vector<std::string> plugins;  // --plugin libmine.so (plugins.hpp)
   bool list_algorithms = false;
   unsigned repeat = 5;
   unsigned permute = 10;
@@ -67,22 +72,29 @@ struct cli_options {
   std::string csv;
   std::string save;
   bool quiet = false;
+  bool strict = false;
+  std::uint64_t stream_limit = audit::default_stream_limit;
+  // Which options the command line gave (for the options that apply only with others).
+  bool gave_cond = false, gave_n = false, gave_endian = false;
 };
+
+// The most values --gen and --sweep generate: 2^28 (2 GiB as f64).
+constexpr std::uint64_t max_generated = std::uint64_t(1) << 28;
+
+// --n: a decimal count in 1 .. max_generated, or `fallback` when not given.
+std::uint64_t parse_count(const cli_options& o, std::uint64_t fallback) {
+  if (!o.gave_n) return fallback;
+  std::uint64_t n = 0;
+  bool ok = !o.n.empty() && o.n.size() <= 12;
+  for (char c : o.n) ok = ok && c >= '0' && c <= '9';
+  if (ok) n = std::stoull(o.n);
+  if (!ok || n < 1 || n > max_generated)
+    throw usage_error{"--n " + o.n + ": expected a whole number from 1 to " + std::to_string(max_generated)};
+  return n;
+}
 
 bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-std::vector<std::byte> read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw usage_error{path + ": is a directory, not a data file"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error{path + ": cannot open the file"};
-  std::vector<char> chars{std::istreambuf_iterator<char>(in), {}};
-  if (in.bad()) throw usage_error{path + ": read error"};
-  std::vector<std::byte> bytes(chars.size());
-  for (std::size_t i = 0; i < chars.size(); ++i) bytes[i] = std::byte(static_cast<unsigned char>(chars[i]));
-  return bytes;
 }
 
 audit::element_type dtype_or(const cli_options& o, audit::element_type fallback) {
@@ -95,12 +107,14 @@ audit::dataset take(audit::read_result result) {
   return std::get<audit::dataset>(std::move(result));
 }
 
-// The file, read in the format its name or its first bytes say (or --format).
+// The file, read in the format its name or its first bytes say (or --format). What can be checked from the first bytes
+// (the .npy magic) is checked before the rest is read.
 audit::dataset load_file(const cli_options& o) {
-  const std::vector<std::byte> bytes = read_file(o.file);
+  audit::input_file file(o.file, o.stream_limit);
+  const std::span<const std::byte> first = file.head(audit::npy_magic.size());
+  const std::string_view head(reinterpret_cast<const char*>(first.data()), first.size());
   std::string format = o.format;
   if (format == "auto") {
-    const std::string_view head(reinterpret_cast<const char*>(bytes.data()), std::min<std::size_t>(bytes.size(), 6));
     if (ends_with(o.file, ".npy") || head == audit::npy_magic)
       format = "npy";
     else if (ends_with(o.file, ".bin") || ends_with(o.file, ".raw") || ends_with(o.file, ".dat"))
@@ -108,6 +122,12 @@ audit::dataset load_file(const cli_options& o) {
     else
       format = "text";
   }
+  if (o.gave_endian && format != "raw")
+    throw usage_error{"--endian applies to raw binary input only (" + format +
+                      " input says its own byte order, or has none)"};
+  if (format == "npy" && !first.empty() && head != audit::npy_magic.substr(0, head.size()))
+    take(audit::parse_npy(first, o.file));  // the wrong-magic error, before reading the rest of a stream
+  const std::span<const std::byte> bytes = file.all();
   if (format == "npy") {
     audit::dataset data = take(audit::parse_npy(bytes, o.file));
     if (!o.dtype.empty() && audit::to_string(data.type()) != o.dtype)
@@ -158,6 +178,26 @@ std::vector<double> sweep_conditions() {
   return c;
 }
 
+// Opens `path` for an output option ("-" is stdout) and calls write(stream); any failure (open, write, flush, close)
+// is a usage_error, so that a full disk or a closed pipe gives exit status 2.
+template <class Write>
+void write_output(const std::string& option, const std::string& path, Write write) {
+  if (path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout)
+      throw usage_error{option + (option == "the table" ? "" : " -") + ": cannot write to standard output"};
+    return;
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw usage_error{option + " " + path + ": cannot open the file for writing"};
+  write(out);
+  out.flush();
+  const bool written = bool(out);
+  out.close();
+  if (!written || !out) throw usage_error{option + " " + path + ": write error (disk full?)"};
+}
+
 void save_npy(const audit::dataset& data, const std::string& path) {
   std::string bytes;
   try {
@@ -165,23 +205,42 @@ void save_npy(const audit::dataset& data, const std::string& path) {
   } catch (const std::exception& e) {
     throw usage_error{"--save " + path + ": " + e.what()};
   }
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-  if (!out) throw usage_error{"--save " + path + ": cannot write the file"};
+  write_output("--save", path, [&](std::ostream& out) { out.write(bytes.data(), std::streamsize(bytes.size())); });
 }
 
-// Opens `path` for an output option ("-" is stdout) and calls write(stream).
-template <class Write>
-void write_output(const std::string& option, const std::string& path, Write write) {
-  if (path == "-") {
-    write(std::cout);
-    std::cout.flush();
-    return;
+// The output options: each names a file that can be written, none is the input file, at most one is stdout.
+void check_outputs(const cli_options& o) {
+  const std::vector<std::pair<std::string, const std::string*>> outputs = {
+      {"--json", &o.json}, {"--csv", &o.csv}, {"--plot", &o.plot}, {"--save", &o.save}};
+  const auto input = o.file.empty() ? std::nullopt : audit::identity_of(o.file);
+  int to_stdout = 0;
+  for (const auto& [option, path] : outputs) {
+    if (path->empty()) continue;
+    if (*path == "-") {
+      if (option == "--save") throw usage_error{"--save -: .npy is binary; give a file name"};
+      ++to_stdout;
+      continue;
+    }
+    if (input && audit::identity_of(*path) == input)
+      throw usage_error{option + " " + *path + ": is the input file " + o.file + " (refusing to overwrite it)"};
+    try {
+      audit::check_writable(option, *path);
+    } catch (const audit::file_error& e) {
+      throw usage_error{e.message};
+    }
   }
-  std::ofstream out(path);
-  if (!out) throw usage_error{option + " " + path + ": cannot open the file for writing"};
-  write(out);
-  if (!out) throw usage_error{option + " " + path + ": write error"};
+  if (to_stdout > 1) throw usage_error{"--json -, --csv - and --plot -: give standard output to one of them"};
+}
+
+// Checks a run that selects no algorithm, before any work: exit status 2, not an empty table that "keeps" every
+// promise.
+void check_selection(const audit::registry_options& registry, const cli_options& o) {
+  const std::size_t rows = audit::make_registry<detred::half>(registry).size() +
+                           audit::make_registry<detred::bfloat16>(registry).size() +
+                           audit::make_registry<float>(registry).size() + audit::make_registry<double>(registry).size();
+  if (rows == 0)
+    throw usage_error{"no algorithm to run: --algorithms selects none for --device " + o.device +
+                      (o.device == "cpu" ? " (GPU algorithms need --device gpu or all)" : "")};
 }
 
 void list_algorithms() {
@@ -189,6 +248,11 @@ void list_algorithms() {
 }
 
 int run(const cli_options& o, const std::string& command_line) {
+  try {
+    audit::load_plugins(o.plugins);  // first: --list-algorithms and --algorithms see their rows
+  } catch (const audit::plugin_error& e) {
+    throw usage_error{e.what()};
+  }
   if (o.list_algorithms) {
     list_algorithms();
     return 0;
@@ -200,9 +264,15 @@ int run(const cli_options& o, const std::string& command_line) {
     for (const auto& name : known) found = found || audit::selects(a, name);
     if (!found) throw usage_error{"--algorithms: unknown algorithm '" + a + "' (--list-algorithms shows them)"};
   }
-  if (!o.plot.empty() && !o.sweep) throw usage_error{"--plot draws a sweep: add --sweep"};
   if (o.sweep && !o.file.empty()) throw usage_error{"--sweep generates its inputs: give no file"};
   if (!o.gen.empty() && !o.file.empty()) throw usage_error{"give a file or --gen, not both"};
+  if (o.gave_n && o.gen.empty() && !o.sweep) throw usage_error{"--n applies to --gen and --sweep only"};
+  if (o.gave_cond && o.gen != "ill")
+    throw usage_error{"--cond applies to --gen ill only" +
+                      std::string(o.sweep ? " (--sweep sets its own condition numbers)" : "")};
+  if (o.gave_endian && (!o.gen.empty() || o.sweep || o.file.empty()))
+    throw usage_error{"--endian applies to raw binary input files only"};
+  check_outputs(o);
   std::string gpu_name;
   audit::registry_options registry;
   registry.cpu = o.device != "gpu";
@@ -218,12 +288,13 @@ int run(const cli_options& o, const std::string& command_line) {
     gpu_name = audit::gpu_description();
 #endif
   }
+  check_selection(registry, o);
 
   // The inputs.
   std::vector<audit::dataset> inputs;
   std::vector<std::optional<double>> targets;
   if (o.sweep) {
-    verify::generator_options g{.kind = verify::distribution::ill, .n = o.n ? o.n : 10000, .seed = o.seed};
+    verify::generator_options g{.kind = verify::distribution::ill, .n = parse_count(o, 10000), .seed = o.seed};
     for (double c : sweep_conditions()) {
       g.condition = c;
       inputs.push_back(generate(g, dtype_or(o, audit::element_type::f64)));
@@ -232,12 +303,16 @@ int run(const cli_options& o, const std::string& command_line) {
   } else if (!o.gen.empty()) {
     const auto kind = verify::parse_distribution(o.gen);
     if (!kind) throw usage_error{"--gen: unknown generator '" + o.gen + "'"};
-    verify::generator_options g{.kind = *kind, .n = o.n ? o.n : 100000, .seed = o.seed, .condition = o.cond};
+    verify::generator_options g{.kind = *kind, .n = parse_count(o, 100000), .seed = o.seed, .condition = o.cond};
     inputs.push_back(generate(g, dtype_or(o, audit::element_type::f64)));
     targets.push_back(*kind == verify::distribution::ill ? std::optional<double>(o.cond) : std::nullopt);
   } else if (!o.file.empty()) {
     inputs.push_back(load_file(o));
     targets.push_back(std::nullopt);
+    if (!inputs.back().warning.empty()) {
+      if (o.strict) throw usage_error{inputs.back().warning + " (--strict)"};
+      std::cerr << "detred-audit: warning: " << audit::printable(inputs.back().warning) << '\n';
+    }
   } else {
     audit::dataset data = take(audit::parse_npy(audit::default_input_bytes(), audit::default_input_name));
     inputs.push_back(std::move(data));
@@ -260,16 +335,21 @@ int run(const cli_options& o, const std::string& command_line) {
                                              progress.update(phase, done, total, what);
                                            }));
     reports.back().target_condition = targets[i];
+    if (reports.back().results.empty())
+      throw usage_error{"no algorithm ran on " + inputs[i].source + " (--algorithms selects none for its dtype " +
+                        std::string(audit::to_string(inputs[i].type())) + ")"};
   }
   progress.clear();
 
   // The reports.
   const int status = audit::any_failure(reports) ? exit_broken_promise : 0;
-  if (o.json != "-" && o.csv != "-") {
-    if (o.sweep)
-      audit::write_sweep_table(std::cout, reports);
-    else
-      audit::write_table(std::cout, reports);
+  if (o.json != "-" && o.csv != "-" && o.plot != "-") {
+    write_output("the table", "-", [&](std::ostream& out) {
+      if (o.sweep)
+        audit::write_sweep_table(out, reports);
+      else
+        audit::write_table(out, reports);
+    });
   }
   if (!o.json.empty()) {
     const audit::run_description run{.version = DETRED_AUDIT_VERSION,
@@ -280,7 +360,10 @@ int run(const cli_options& o, const std::string& command_line) {
     write_output("--json", o.json, [&](std::ostream& out) { audit::write_json(out, reports, run); });
   }
   if (!o.csv.empty()) write_output("--csv", o.csv, [&](std::ostream& out) { audit::write_csv(out, reports); });
-  if (!o.plot.empty()) write_output("--plot", o.plot, [&](std::ostream& out) { audit::write_svg_plot(out, reports); });
+  if (!o.plot.empty())
+    write_output("--plot", o.plot, [&](std::ostream& out) {
+      o.sweep ? audit::write_svg_plot(out, reports) : audit::write_spread_plot(out, reports);
+    });
   return status;
 }
 
@@ -302,15 +385,26 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"f16", "bf16", "f32", "f64"}));
   app.add_option("--endian", o.endian, "Byte order of raw input")->check(CLI::IsMember({"little", "big"}));
   app.add_option("--gen", o.gen, "Generate the input: uniform, normal, lognormal, cancel, ill (verify's generators)");
-  app.add_option("--n", o.n, "Values to generate (default 100000; 10000 per point for --sweep)");
-  app.add_option("--cond", o.cond, "Condition number for --gen ill (1 .. 1e30)")->check(CLI::Range(1.0, 1e30));
+  app.add_option("--n", o.n, "Values to generate, 1 .. 2^28 (default 100000; 10000 per point for --sweep)");
+  app.add_option("--cond", o.cond, "Condition number for --gen ill (1 .. 1e30)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            const double c = std::strtod(text.c_str(), nullptr);
+            return c >= 1.0 && c <= 1e30 ? std::string() : "Value " + text + " not in range 1 to 1e30";
+          },
+          "1..1e30", "condition"));
   app.add_option("--seed", o.seed, "Seed of the generator and of the random orders");
   app.add_flag("--sweep", o.sweep, "Audit generated 'ill' inputs of condition number 1, 1e2, ..., 1e30");
-  app.add_option("--plot", o.plot, "With --sweep: write relative error vs condition number as an SVG file");
+  app.add_option(
+      "--plot", o.plot,
+      "Write an SVG: with --sweep, relative error vs condition number; else every distinct result per algorithm");
   app.add_option("--device", o.device, "Where to run: cpu, gpu (the CUDA kernels), all")
       ->check(CLI::IsMember({"cpu", "gpu", "all"}));
   app.add_option("--algorithms", o.algorithms, "Comma-separated subset, e.g. cpu/tree,kahan (--list-algorithms)")
       ->delimiter(',');
+  app.add_option("--plugin", o.plugins,
+                 "Also audit the algorithms of a shared library (include/detred/audit_plugin.h); repeatable")
+      ->allow_extra_args(false);
   app.add_flag("--list-algorithms", o.list_algorithms, "Print the stable algorithm names and exit");
   app.add_option("--repeat", o.repeat, "Runs per algorithm in its default configuration (timing median)")
       ->check(CLI::Range(1u, 1000000u));
@@ -324,20 +418,43 @@ int main(int argc, char** argv) {
   app.add_option("--csv", o.csv, "Write the audit as CSV to FILE, or - for stdout");
   app.add_option("--save", o.save, "Also write the input (e.g. a generated one) as a .npy file");
   app.add_flag("-q,--quiet", o.quiet, "No progress indicator on stderr");
+  app.add_flag("--strict", o.strict, "Make warnings about the input (text overflowing to Inf) errors: exit status 2");
+  app.add_option("--stream-limit", o.stream_limit,
+                 "Most bytes read from a pipe or device (default 1 GiB; regular files have no limit)")
+      ->check(CLI::Range(std::uint64_t(1), std::uint64_t(1) << 40));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : exit_cannot_run;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::string message = e.what();
+    for (char& c : message)
+      if (c == '\n' || c == '\r') c = ' ';
+    std::cerr << "detred-audit: " << audit::printable(message) << '\n';
+    return exit_cannot_run;
   }
+  o.gave_n = app.count("--n") > 0;
+  o.gave_cond = app.count("--cond") > 0;
+  o.gave_endian = app.count("--endian") > 0;
+  for (const auto& [name, path] :
+       {std::pair{"--json", &o.json}, {"--csv", &o.csv}, {"--save", &o.save}, {"--plot", &o.plot}})
+    if (app.count(name) && path->empty()) {
+      std::cerr << "detred-audit: " << name << ": empty file name (- is standard output)\n";
+      return exit_cannot_run;
+    }
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   try {
-    return run(o, command_line);
+    const int status = run(o, command_line);
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+      throw usage_error{"cannot write to standard output"};
+    return status;
   } catch (const usage_error& e) {
-    std::cerr << "detred-audit: " << e.message << '\n';
+    std::cerr << "detred-audit: " << audit::printable(e.message) << '\n';
+  } catch (const audit::file_error& e) {
+    std::cerr << "detred-audit: " << audit::printable(e.message) << '\n';
   } catch (const std::exception& e) {
-    std::cerr << "detred-audit: error: " << e.what() << '\n';
+    std::cerr << "detred-audit: error: " << audit::printable(e.what()) << '\n';
   }
   return exit_cannot_run;
 }

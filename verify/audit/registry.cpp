@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "baseline_algorithms.hpp"
+#include "plugins.hpp"
+
 #ifdef DETRED_AUDIT_HAS_CUDA
 #include "gpu_algorithms.hpp"
 #endif
@@ -26,6 +29,8 @@ std::vector<algorithm<T>> make_registry(const registry_options& options) {
     table.insert(table.end(), gpu.begin(), gpu.end());
   }
 #endif
+  append_baseline_algorithms(table, options);  // detred::baselines: the rows without detred's promises
+  append_plugin_algorithms(table);             // --plugin (plugins.hpp); nothing when none was loaded
   if (!options.selection.empty()) {
     std::erase_if(table, [&](const algorithm<T>& a) {
       return std::none_of(options.selection.begin(), options.selection.end(),
@@ -46,6 +51,8 @@ std::vector<std::string> all_algorithm_names() {
   registry_options options;
   options.gpu = has_gpu_backend();
   for (const auto& a : make_registry<float>(options)) names.push_back(a.name);
+  for (const auto& name : plugin_algorithm_names())  // plugin rows of other input types (f64 only, 16-bit only)
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   return names;
 }
 

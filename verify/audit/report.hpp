@@ -44,6 +44,10 @@ struct algorithm_report {
   std::string twin;                  // the algorithm whose bits this one must equal, or ""
   std::optional<bool> matches_twin;  // absent when the twin did not run
 
+  // Each distinct result over the --repeat runs and the configurations, as a signed error in ulps of the exact sum
+  // rounded to the accumulation type: what the spread plot (--plot without --sweep) draws.
+  std::vector<double> distinct_ulps;
+
   std::vector<std::string> failures;  // broken promises: each makes the exit status 1
 };
 

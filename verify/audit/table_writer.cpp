@@ -53,11 +53,13 @@ std::string bound_cell(const algorithm_report& a) {
 
 void write_table(std::ostream& out, const std::vector<input_report>& reports) {
   for (const auto& r : reports) {
-    out << "input        " << r.source << '\n';
+    out << "input        " << printable(r.source) << '\n';
     out << "values       n = " << r.n << ", dtype " << to_string(r.dtype) << ", shape " << shape_string(r.shape)
         << (r.finite ? "" : ", with NaN or Inf") << '\n';
     out << "sum|x|       " << decimal_string(r.sum_of_magnitudes) << "  (" << hex_string(r.sum_of_magnitudes) << ")\n";
-    out << "condition    " << short_string(r.condition_number, 3);
+    out << "condition    "
+        << (std::isnan(r.condition_number) ? std::string("undefined (NaN or Inf input)")
+                                           : short_string(r.condition_number, 3));
     if (r.target_condition) out << "  (asked for " << short_string(*r.target_condition, 2) << ")";
     out << '\n';
     out << "exact sum    " << r.exact_decimal << '\n';
@@ -66,10 +68,11 @@ void write_table(std::ostream& out, const std::vector<input_report>& reports) {
       out << "rounded f32  " << decimal_string(*r.rounded_f32) << "  (" << hex_string(*r.rounded_f32) << ")\n";
     out << '\n';
 
-    const std::vector<std::pair<std::string, std::size_t>> columns = {
-        {"algorithm", 22}, {"acc", 4},    {"guarantee", 11}, {"value", 25}, {"hex-float", 24},
+    std::vector<std::pair<std::string, std::size_t>> columns = {
+        {"algorithm", 22}, {"acc", 4},    {"guarantee", 14}, {"value", 25}, {"hex-float", 24},
         {"rel.error", 10}, {"ulps", 9},   {"rel.bound", 9},  {"in", 4},     {"time", 9},
         {"GB/s", 7},       {"repeat", 7}, {"configs", 8},    {"orders", 7}};
+    for (const auto& a : r.results) columns[0].second = std::max(columns[0].second, a.name.size());  // long names
     bool any_twin = false;
     for (const auto& a : r.results) any_twin = any_twin || !a.twin.empty();
     std::string header;

@@ -48,9 +48,18 @@ std::optional<double> parse_round_to_odd(const std::string& token) {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
+// True when `token` spells an infinity ("inf", "-Infinity", ...), as opposed to a finite number that overflowed.
+bool spells_infinity(std::string_view token) {
+  for (std::size_t i = 0; i + 3 <= token.size(); ++i)
+    if ((token[i] | 0x20) == 'i' && (token[i + 1] | 0x20) == 'n' && (token[i + 2] | 0x20) == 'f') return true;
+  return false;
+}
+
 template <class T>
 read_result parse_text_as(std::string_view text, std::string_view source) {
   std::vector<T> values;
+  std::size_t overflows = 0;
+  std::string first_overflow;
   std::size_t line_number = 0;
   // A UTF-8 byte order mark, as spreadsheet exports write, is not part of the first number.
   std::size_t line_start = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
@@ -84,6 +93,10 @@ read_result parse_text_as(std::string_view text, std::string_view source) {
       const std::string_view token = line.substr(pos, end - pos);
       const auto value = parse_number<T>(token);
       if (!value) return make_input_error(source, where(pos), "not a number: " + quoted_excerpt(32, token));
+      if (std::isinf(widen<double>(*value)) && !spells_infinity(token) && overflows++ == 0)
+        first_overflow = where(pos) + ": " + quoted_excerpt(32, token) + " overflows to " +
+                         (widen<double>(*value) > 0 ? "+" : "-") + "Inf as " +
+                         std::string(to_string(element_type_of<T>()));
       values.push_back(*value);
       have_value = true;
       after_comma = false;
@@ -98,6 +111,9 @@ read_result parse_text_as(std::string_view text, std::string_view source) {
   data.source = std::string(source);
   data.shape = {values.size()};
   data.values = std::move(values);
+  if (overflows)
+    data.warning = std::string(source) + ": " + first_overflow +
+                   (overflows > 1 ? " (and " + std::to_string(overflows - 1) + " more values)" : "");
   return data;
 }
 

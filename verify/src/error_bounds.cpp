@@ -51,6 +51,8 @@ std::optional<real> bound(sum_method method, std::uint64_t n, const real& S, con
       g = gamma(h + 1, u);
       if (!g) return std::nullopt;
       return u * abs_s + *g * *g * S;
+    case sum_method::exact:
+      return u * abs_s;  // bound_as_double adds half the smallest subnormal
   }
   return std::nullopt;
 }
@@ -62,6 +64,10 @@ double bound_as_double(sum_method method, std::uint64_t n, const real& S, const 
   if (!b) return std::numeric_limits<double>::infinity();
   // A few 300-bit roundings happened on the way; a relative margin of 2^-280 covers them with room to spare.
   const real margin = 1 + boost::multiprecision::ldexp(real(1), -280);
+  if (method == sum_method::exact)  // correct rounding: u|s|, or half the subnormal spacing below the normal range
+    return detail::round_up_to_double(
+        *b * margin + boost::multiprecision::ldexp(
+                          real(1), std::numeric_limits<A>::min_exponent - 1 - std::numeric_limits<A>::digits));
   return detail::round_up_to_double(*b * margin);
 }
 

@@ -4,6 +4,9 @@
 // A mergeable_accumulator can also be built from one term (from_value) and combine with another (merge, this being
 // the left operand); the canonical tree needs exactly these two operations, so any mergeable accumulator, detred's or
 // a user's, can run in the canonical order on every backend.
+//
+// Thread safety: accumulators are plain values (no shared state): one object per thread, or external locking; merging
+// objects filled on different threads is how the parallel backends use them.
 #pragma once
 
 #include <concepts>

@@ -1,6 +1,6 @@
 // How the device-wide canonical sum is launched. Every field changes speed only, never bits: the result is a function
 // of the input values and n (docs/ORDER.md), which the GPU tests prove over many configurations. A zero field means
-// "choose for this device and n" (src/cuda/launch_policy.hpp); tests and benchmarks set fields to force a shape.
+// "choose for this device and n" (src/cuda/common/launch_policy.hpp); tests and benchmarks set fields to force a shape.
 // A field out of range throws detred::invalid_argument.
 #pragma once
 

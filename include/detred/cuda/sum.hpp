@@ -2,14 +2,21 @@
 // CPU with sum_method::tree or tree_neumaier, for every n, launch configuration, pointer alignment and GPU.
 //
 // Methods: sum_method::tree (plain additions, |error| <= gamma_{h(n)} sum|x_i|) and sum_method::tree_neumaier
-// (Neumaier merges, |error| <= u|s| + gamma_{h(n)+1}^2 sum|x_i|); the other methods are sequential by definition and
-// have no GPU version (invalid_argument). Type pairs (input -> accumulation): half, bfloat16 -> float or double;
-// float -> float or double; double -> double; the default accumulation is as on the CPU (float for 16-bit inputs).
+// (Neumaier merges, |error| <= u|s| + gamma_{h(n)+1}^2 sum|x_i|), and sum_method::exact (the correctly rounded sum,
+// the same bits as the CPU's exact sum and any exact method; launch_config is ignored; n <= 2^42, docs/EXACT.md);
+// the other methods are sequential by definition and have no GPU version (invalid_argument). Type pairs (input ->
+// accumulation): half, bfloat16 -> float or double; float -> float or double; double -> double; the default
+// accumulation is as on the CPU (float for 16-bit inputs).
 // IEEE rules as on the CPU: empty sum -0.0, NaN results canonical, Inf and overflow as IEEE addition gives them.
 //
 // Memory: the caller provides the workspace (sum_workspace_bytes); no call allocates. The input pointer needs only
 // the alignment of its element type; 16-byte aligned inputs take the vectorised path. Calls are asynchronous on
 // `stream` except sum_to_host, which waits for its result. CUDA failures throw detred::cuda::cuda_error.
+//
+// Thread safety: any number of host threads may call these at once, each with its own workspace (a workspace is
+// used by one sum at a time: two sums in flight on one workspace race) and, for overlap, its own stream; results are
+// the CPU's bits whatever the interleaving (tests/cuda/test_concurrent_streams.cpp, compute-sanitizer racecheck
+// clean). sum() is asynchronous on `stream`; sum_to_host and sum_host_data wait for it.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -47,6 +47,8 @@ def main():
     write("matrix_2x3.npy", npy("<f8", [2, 3], pack("d", "<", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])))  # C order: 1..6
     write("f64_v2.npy", npy("<f8", [4], pack("d", "<", VALUES), version=2))
     write("fortran_1d.npy", npy("<f8", [4], pack("d", "<", VALUES), fortran=True))  # same layout as C order
+    write("f64_v3.npy", npy("<f8", [4], pack("d", "<", VALUES), version=3))  # 4-byte header length, as 2.0
+    write("f32_native.npy", npy("=f4", [4], pack("f", "<", VALUES)))  # '=': the writer's (here little-endian) order
 
     # Malformed .npy files, one defect each.
     write("empty.npy", b"")
@@ -78,6 +80,12 @@ def main():
     write("empty_field.csv", b"1.5,,-2.25\n")
     write("empty.txt", b"")
     write("comments_only.txt", b"# nothing here\n\n")
+
+    # Special values: IEEE gives NaN for inf + -inf and for NaN inputs; a finite decimal that overflows when rounded.
+    write("inf_minus_inf.txt", b"inf\n-inf\n1\n")
+    write("all_nan.txt", b"nan\nnan\n")
+    write("plus_inf.txt", b"1\ninf\n2\n")
+    write("overflow.txt", b"1\n1e400\n2\n-1e999\n")
 
     # Fuzzer seeds: the first byte selects the parser (see verify/audit/fuzz/fuzz_parsers.cpp), the rest is the file.
     os.makedirs(CORPUS, exist_ok=True)

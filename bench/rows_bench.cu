@@ -1,0 +1,351 @@
+// GPU benchmark of detred's batch-invariant row and column reductions against peers in the same program:
+// cub::DeviceSegmentedReduce::Sum (two-phase call, workspace preallocated) for row sums, the read ceiling (a plain
+// vectorised read of the same bytes) for column sums, the copy ceiling (read + write) for the norms, and the course's
+// GPT-2 kernels (one thread per row; the two-stage warp kernel) beside detred's. Timing: CUDA events around one call,
+// two untimed warm-ups, median of 30 repetitions; GB/s = bytes that must move / time. Usage: bench_rows [reps].
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <functional>
+#include <vector>
+
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/norms.hpp"
+#include "detred/cuda/rows.hpp"
+#include "detred/types/bfloat16.hpp"
+
+namespace {
+using detred::cuda::check;
+int reps = 30;
+
+__global__ void fill(float* x, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    std::uint64_t h = (i + seed) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    x[i] = float(h >> 40) * 0x1p-23f - 1.0f;
+  }
+}
+
+__global__ void to_bf16(const float* x, detred::bfloat16* y, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    y[i] = detred::bfloat16::from_float(x[i]);
+}
+
+// The read ceiling: every byte read once with 16-byte loads, a value kept so the loads are not removed.
+__global__ void read_all(const float4* x, std::size_t n4, float* sink) {
+  float acc = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float4 v = __ldg(x + i);
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 1234.5f) *sink = acc;
+}
+
+__global__ void copy_all(const float4* x, float4* y, std::size_t n4) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    y[i] = __ldg(x + i);
+}
+
+__global__ void offsets_kernel(int* o, int rows, int cols) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= rows) o[i] = i * cols;
+}
+
+double median_ms(const std::function<void()>& f) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  f();
+  f();
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    cudaEventRecord(a);
+    f();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(ms);
+  }
+  check(cudaGetLastError(), "timed call");
+  std::sort(t.begin(), t.end());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return t[t.size() / 2];
+}
+
+void report(const char* what, double bytes, double ms, double peer_gbs, const char* peer) {
+  const double gbs = bytes / ms / 1e6;
+  std::printf("%-58s %9.4f ms %8.1f GB/s  %.3fx %s\n", what, ms, gbs, peer_gbs > 0 ? gbs / peer_gbs : 0.0, peer);
+}
+}  // namespace
+
+namespace {
+// The course's kernels (GPT-2 layernorm_forward / softmax_forward), written for this comparison from their
+// description: the naive one thread per row, and the two-stage warp reduction (a block per row: warp shuffles, warp
+// results through shared memory, one warp finishes). Neither is deterministic across block sizes or batch-invariant
+// by contract; they are the speed reference.
+__global__ void layernorm_naive(const float* x, const float* w, const float* b, float* out, float* mean, float* rstd,
+                                int rows, int c) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= rows) return;
+  const float* row = x + std::size_t(t) * c;
+  float m = 0;
+  for (int i = 0; i < c; ++i) m += row[i];
+  m /= c;
+  float v = 0;
+  for (int i = 0; i < c; ++i) v += (row[i] - m) * (row[i] - m);
+  const float s = rsqrtf(v / c + 1e-5f);
+  for (int i = 0; i < c; ++i) out[std::size_t(t) * c + i] = (row[i] - m) * s * w[i] + b[i];
+  mean[t] = m, rstd[t] = s;
+}
+
+__device__ float block_sum(float v, float* shared) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = lane < int(blockDim.x / 32) ? shared[lane] : 0.0f;
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  __syncthreads();
+  return v;
+}
+
+__global__ void layernorm_two_stage(const float* x, const float* w, const float* b, float* out, float* mean,
+                                    float* rstd, int c) {
+  __shared__ float shared[32];
+  const float* row = x + std::size_t(blockIdx.x) * c;
+  float s = 0;
+  for (int i = threadIdx.x; i < c; i += blockDim.x) s += row[i];
+  const float m = block_sum(s, shared) / c;
+  float q = 0;
+  for (int i = threadIdx.x; i < c; i += blockDim.x) q += (row[i] - m) * (row[i] - m);
+  const float r = rsqrtf(block_sum(q, shared) / c + 1e-5f);
+  for (int i = threadIdx.x; i < c; i += blockDim.x)
+    out[std::size_t(blockIdx.x) * c + i] = (row[i] - m) * r * w[i] + b[i];
+  if (threadIdx.x == 0) mean[blockIdx.x] = m, rstd[blockIdx.x] = r;
+}
+
+// Causal softmax over rows of length (row % T) + 1: naive one thread per row (max, sum of exp, write).
+__global__ void softmax_naive(const float* x, float* out, int rows, int t_len) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const int n = r % t_len + 1;
+  const float* row = x + std::size_t(r) * t_len;
+  float m = -INFINITY;
+  for (int i = 0; i < n; ++i) m = fmaxf(m, row[i]);
+  float s = 0;
+  for (int i = 0; i < n; ++i) s += expf(row[i] - m);
+  for (int i = 0; i < n; ++i) out[std::size_t(r) * t_len + i] = expf(row[i] - m) / s;
+}
+
+__device__ float block_max(float v, float* shared) {
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = lane < int(blockDim.x / 32) ? shared[lane] : -INFINITY;
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads();
+  return v;
+}
+
+__global__ void softmax_two_stage(const float* x, float* out, int t_len) {
+  __shared__ float shared[32];
+  const int n = int(blockIdx.x % t_len) + 1;
+  const float* row = x + std::size_t(blockIdx.x) * t_len;
+  float m = -INFINITY;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, row[i]);
+  m = block_max(m, shared);
+  float s = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s += expf(row[i] - m);
+  s = block_sum(s, shared);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) out[std::size_t(blockIdx.x) * t_len + i] = expf(row[i] - m) / s;
+}
+
+__global__ void rmsnorm_two_stage_bf16(const detred::bfloat16* x, const detred::bfloat16* w, detred::bfloat16* out,
+                                       float* rstd, int c) {
+  __shared__ float shared[32];
+  const detred::bfloat16* row = x + std::size_t(blockIdx.x) * c;
+  float q = 0;
+  for (int i = threadIdx.x; i < c; i += blockDim.x) q += row[i].to_float() * row[i].to_float();
+  const float r = rsqrtf(block_sum(q, shared) / c + 1e-5f);
+  for (int i = threadIdx.x; i < c; i += blockDim.x)
+    out[std::size_t(blockIdx.x) * c + i] = detred::bfloat16::from_float(row[i].to_float() * r * w[i].to_float());
+  if (threadIdx.x == 0) rstd[blockIdx.x] = r;
+}
+
+__global__ void layernorm_two_stage_bf16(const detred::bfloat16* x, const detred::bfloat16* w,
+                                         const detred::bfloat16* b, detred::bfloat16* out, float* mean, float* rstd,
+                                         int c) {
+  __shared__ float shared[32];
+  const detred::bfloat16* row = x + std::size_t(blockIdx.x) * c;
+  float s = 0;
+  for (int i = threadIdx.x; i < c; i += blockDim.x) s += row[i].to_float();
+  const float m = block_sum(s, shared) / c;
+  float q = 0;
+  for (int i = threadIdx.x; i < c; i += blockDim.x) q += (row[i].to_float() - m) * (row[i].to_float() - m);
+  const float r = rsqrtf(block_sum(q, shared) / c + 1e-5f);
+  for (int i = threadIdx.x; i < c; i += blockDim.x)
+    out[std::size_t(blockIdx.x) * c + i] =
+        detred::bfloat16::from_float((row[i].to_float() - m) * r * w[i].to_float() + b[i].to_float());
+  if (threadIdx.x == 0) mean[blockIdx.x] = m, rstd[blockIdx.x] = r;
+}
+
+void bench_norms(float* x, float* y, std::size_t) {
+  float *w = nullptr, *stats = nullptr;
+  check(cudaMalloc(&w, 2 * 4096 * 4), "malloc w");
+  check(cudaMalloc(&stats, 2 * 16384 * 4 * 16), "malloc stats");
+  fill<<<64, 256>>>(w, 2 * 4096, 7);
+  {  // GPT-2 LayerNorm, fp32: B = 8, T = 1024, C = 768.
+    const int rows = 8 * 1024, c = 768;
+    const double bytes = 2.0 * rows * c * 4;
+    const double copy_ms = median_ms([&] {
+      copy_all<<<132 * 16, 256>>>(reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), rows * c / 4);
+    });
+    const double copy_gbs = bytes / copy_ms / 1e6;
+    report("copy, GPT-2 LayerNorm bytes (fp32 8192 x 768, r+w)", bytes, copy_ms, copy_gbs, "copy");
+    report("naive LayerNorm (thread per row) fp32 8192 x 768", bytes,
+           median_ms([&] { layernorm_naive<<<rows / 256, 256>>>(x, w, w + 4096, y, stats, stats + rows, rows, c); }),
+           copy_gbs, "copy");
+    report("two-stage LayerNorm (block per row) fp32 8192 x 768", bytes,
+           median_ms([&] { layernorm_two_stage<<<rows, 256>>>(x, w, w + 4096, y, stats, stats + rows, c); }), copy_gbs,
+           "copy");
+    report("detred::cuda::layernorm_forward fp32 8192 x 768", bytes,
+           median_ms([&] { detred::cuda::layernorm_forward(x, w, w + 4096, rows, c, y, stats, stats + rows); }),
+           copy_gbs, "copy");
+  }
+  {  // GPT-2 causal softmax, fp32: B x NH x T x T = 8 x 12 x 1024 x 1024 (the lower triangle moves).
+    const int t_len = 1024, rows = 8 * 12 * t_len;
+    const double bytes = 2.0 * 8 * 12 * (double(t_len) * (t_len + 1) / 2) * 4;
+    report("naive causal softmax (thread per row) fp32 8x12x1024x1024", bytes,
+           median_ms([&] { softmax_naive<<<rows / 256, 256>>>(x, y, rows, t_len); }), 0, "");
+    report("two-stage causal softmax (block per row) fp32", bytes,
+           median_ms([&] { softmax_two_stage<<<rows, 256>>>(x, y, t_len); }), 0, "");
+    const detred::row_shape shape{std::uint64_t(rows), std::uint64_t(t_len), std::uint64_t(t_len), nullptr,
+                                  std::uint64_t(t_len)};
+    report("detred::cuda::softmax_forward causal fp32", bytes,
+           median_ms([&] { detred::cuda::softmax_forward(x, shape, y); }), 0, "");
+  }
+  {  // The bars: LayerNorm and RMSNorm forward, bf16 [16384 x 4096], against the copy bandwidth of the same bytes.
+    const int rows = 16384, c = 4096;
+    auto* xb = reinterpret_cast<detred::bfloat16*>(x);
+    auto* yb = reinterpret_cast<detred::bfloat16*>(y);
+    auto* wb = reinterpret_cast<detred::bfloat16*>(w);
+    to_bf16<<<1024, 256>>>(x + std::size_t(rows) * c, xb, std::size_t(rows) * c);  // from the buffer's second half
+    to_bf16<<<16, 256>>>(w, wb, 2 * 4096);
+    check(cudaDeviceSynchronize(), "bf16 inputs");
+    const double bytes = 2.0 * rows * c * 2;
+    const double copy_ms = median_ms([&] {
+      copy_all<<<132 * 16, 256>>>(reinterpret_cast<const float4*>(xb), reinterpret_cast<float4*>(yb), rows * c / 8);
+    });
+    const double copy_gbs = bytes / copy_ms / 1e6;
+    report("copy, bf16 16384 x 4096 (r+w)", bytes, copy_ms, copy_gbs, "copy");
+    report("two-stage LayerNorm bf16 16384 x 4096", bytes,
+           median_ms([&] { layernorm_two_stage_bf16<<<rows, 256>>>(xb, wb, wb + 4096, yb, stats, stats + rows, c); }),
+           copy_gbs, "copy");
+    report("detred::cuda::layernorm_forward bf16 16384 x 4096", bytes,
+           median_ms([&] { detred::cuda::layernorm_forward(xb, wb, wb + 4096, rows, c, yb, stats, stats + rows); }),
+           copy_gbs, "copy");
+    report("two-stage RMSNorm bf16 16384 x 4096", bytes,
+           median_ms([&] { rmsnorm_two_stage_bf16<<<rows, 256>>>(xb, wb, yb, stats, c); }), copy_gbs, "copy");
+    report("detred::cuda::rmsnorm_forward bf16 16384 x 4096", bytes,
+           median_ms([&] { detred::cuda::rmsnorm_forward(xb, wb, rows, c, yb, stats); }), copy_gbs, "copy");
+  }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (argc > 1) reps = std::atoi(argv[1]);
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "props");
+  std::printf("device %s, %d SMs, median of %d\n", prop.name, prop.multiProcessorCount, reps);
+  const std::size_t n = std::size_t{65536} * 4096;  // 1 GiB of fp32
+  float *x = nullptr, *y = nullptr, *out = nullptr, *sink = nullptr;
+  check(cudaMalloc(&x, n * 4), "malloc x");
+  check(cudaMalloc(&y, n * 4), "malloc y");
+  check(cudaMalloc(&out, std::size_t{1} << 22), "malloc out");
+  check(cudaMalloc(&sink, 4), "malloc sink");
+  fill<<<2048, 256>>>(x, n, 1);
+  check(cudaDeviceSynchronize(), "fill");
+
+  const double read_ms =
+      median_ms([&] { read_all<<<132 * 16, 256>>>(reinterpret_cast<const float4*>(x), n / 4, sink); });
+  const double read_gbs = n * 4.0 / read_ms / 1e6;
+  report("read ceiling, 1 GiB fp32", n * 4.0, read_ms, read_gbs, "read");
+  const double copy_ms = median_ms(
+      [&] { copy_all<<<132 * 16, 256>>>(reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), n / 8); });
+  const double copy_gbs = n * 4.0 / copy_ms / 1e6;  // n/2 floats read + written
+  report("copy ceiling, 512 MiB read + 512 MiB written", n * 4.0, copy_ms, copy_gbs, "copy");
+
+  int* offsets = nullptr;
+  check(cudaMalloc(&offsets, (1048576 + 1) * sizeof(int)), "malloc offsets");
+  void* temp = nullptr;
+  std::size_t temp_bytes = 0;
+  for (auto [rows, cols] : {std::pair<int, int>{65536, 4096}, {1048576, 256}}) {
+    offsets_kernel<<<(rows + 256) / 256, 256>>>(offsets, rows, cols);
+    std::size_t need = 0;
+    cub::DeviceSegmentedReduce::Sum(nullptr, need, x, out, rows, offsets, offsets + 1);
+    if (need > temp_bytes) {
+      cudaFree(temp);
+      check(cudaMalloc(&temp, need), "malloc temp");
+      temp_bytes = need;
+    }
+    const double bytes = double(rows) * cols * 4;
+    const double cub_ms =
+        median_ms([&] { cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, x, out, rows, offsets, offsets + 1); });
+    const double cub_gbs = bytes / cub_ms / 1e6;
+    char what[128];
+    std::snprintf(what, sizeof what, "cub::DeviceSegmentedReduce::Sum fp32 [%d x %d]", rows, cols);
+    report(what, bytes, cub_ms, read_gbs, "read ceiling");
+    const detred::row_shape shape = detred::dense_rows(std::uint64_t(rows), std::uint64_t(cols));
+    std::snprintf(what, sizeof what, "detred::cuda::row_sum fp32 [%d x %d]", rows, cols);
+    report(what, bytes, median_ms([&] { detred::cuda::row_sum(x, shape, out); }), cub_gbs, "CUB segmented");
+    std::snprintf(what, sizeof what, "detred::cuda::row_sum neumaier fp32 [%d x %d]", rows, cols);
+    report(what, bytes, median_ms([&] { detred::cuda::row_sum(x, shape, out, detred::sum_method::tree_neumaier); }),
+           cub_gbs, "CUB segmented");
+    std::snprintf(what, sizeof what, "detred::cuda::row_max fp32 [%d x %d]", rows, cols);
+    report(what, bytes, median_ms([&] { detred::cuda::row_max(x, shape, out); }), cub_gbs, "CUB segmented");
+    std::snprintf(what, sizeof what, "detred::cuda::row_mean_variance fp32 [%d x %d]", rows, cols);
+    report(what, bytes, median_ms([&] { detred::cuda::row_mean_variance(x, shape, out, out + rows); }), cub_gbs,
+           "CUB segmented");
+    std::snprintf(what, sizeof what, "detred::cuda::row_logsumexp fp32 [%d x %d]", rows, cols);
+    report(what, bytes, median_ms([&] { detred::cuda::row_logsumexp(x, shape, out); }), cub_gbs, "CUB segmented");
+    for (int threads : {64, 128}) {
+      std::snprintf(what, sizeof what, "detred::cuda::row_sum fp32 [%d x %d], %d threads", rows, cols, threads);
+      report(what, bytes, median_ms([&] {
+               detred::cuda::row_sum(x, shape, out, detred::sum_method::tree, nullptr, {threads, 0});
+             }),
+             cub_gbs, "CUB segmented");
+    }
+  }
+  {
+    const std::uint64_t rows = 65536, cols = 4096;
+    for (int level : {0, 6, 8, 10}) {
+      const detred::cuda::column_launch l{level, 0, 0};
+      const std::size_t bytes = detred::cuda::column_sum_workspace_bytes(rows, cols, l);
+      void* ws = nullptr;
+      check(cudaMalloc(&ws, bytes), "malloc ws");
+      char what[128];
+      std::snprintf(what, sizeof what, "detred::cuda::column_sum fp32 [65536 x 4096], chunk level %d", level);
+      report(what, double(rows * cols * 4),
+             median_ms([&] { detred::cuda::column_sum(x, rows, cols, cols, out, ws, bytes, nullptr, l); }), read_gbs,
+             "read ceiling");
+      cudaFree(ws);
+    }
+  }
+  std::printf("copy ceiling %.1f GB/s (for the norms)\n", copy_gbs);
+  bench_norms(x, y, n);
+  return 0;
+}

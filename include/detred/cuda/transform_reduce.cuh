@@ -1,0 +1,331 @@
+// Device-wide map-reduce and generic reduce in the canonical order (docs/ORDER.md), for any trivially copyable
+// element and node types and any associative device operator, commutative or not. Compile with nvcc (the operator
+// and map are the caller's device functors, so the kernels are instantiated in the caller's translation unit).
+//
+// transform_reduce(x[, y], n, map, op) computes  map(x[0]) (+) map(x[1]) (+) ... (+) map(x[n-1])  where (+) is
+// op(left, right), associated in the canonical order of n: bit for bit what the CPU's canonical engine gives for the
+// same map and op (detred::transform_reduce, detred::reduce), for every launch configuration, pointer alignment and
+// GPU. Operands are never swapped (the left one always covers lower indices). map may take (x), (x, i) with the
+// element's 64-bit index i, or, with a second input y, (x, y). The result is finalize(empty, root) (empty: n == 0,
+// root unspecified then), written to *d_out.
+//
+// Work decomposition (each piece a complete subtree, so none of it changes bits): a pass is 32 lanes x Items
+// consecutive elements (blocks/generic_warp_stage.cuh); its loads are staged through shared memory so that they are
+// coalesced, then each lane reduces its Items elements in registers (thread_subtree), the warp joins its 32 lanes
+// (warp_subtree_reduce), and a register counter joins a chunk's passes; one warp per chunk of tiles_per_chunk tiles
+// (a tile is 16 KiB of the first input). A finishing kernel (one block) pushes the chunk roots, the tail tiles' roots
+// and the remaining elements' complete trees into a binary counter, largest first, and folds it.
+//
+// Memory: the caller's workspace (transform_reduce_workspace_bytes); no allocation. Pointers need only their element
+// type's alignment (16-byte aligned inputs take one vector load per 16 bytes). Asynchronous on `stream`.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "detred/cuda/blocks/generic_block_reduce.cuh"
+#include "detred/cuda/blocks/generic_warp_reduce.cuh"
+#include "detred/cuda/blocks/generic_warp_stage.cuh"
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/launch_config.hpp"
+#include "detred/errors.hpp"
+
+namespace detred::cuda {
+
+// Marks "no second input" (unary transform_reduce).
+struct no_input {};
+
+namespace detail {
+
+inline constexpr int generic_max_block_threads = 256;
+inline constexpr int generic_finish_threads = 256;
+inline constexpr std::size_t generic_header_bytes = 256;  // workspace: a result slot, then the roots
+inline constexpr int generic_counter_levels = 7;          // passes per chunk: at most 16 tiles x 8 passes
+
+template <class In>
+struct generic_tile {
+  using stage = stage_shape<In>;
+  static constexpr int passes = [] {
+    int p = 1;
+    while (2 * p * stage::units * 512 <= 16384) p *= 2;
+    return p;
+  }();  // passes per tile: a tile is the largest power-of-two number of passes within 16 KiB (at least one pass)
+  static constexpr std::uint64_t elements = std::uint64_t(passes) * stage::pass_elements;
+  static constexpr int level = [] {
+    int l = 0;
+    while ((std::uint64_t{1} << l) < elements) ++l;
+    return l;
+  }();
+};
+
+template <class Node>
+inline constexpr std::size_t root_stride = (sizeof(Node) + 15) / 16 * 16;
+
+// Shared memory per warp, in 16-byte units: the staging slice of each input, then (large nodes) the counter's slots.
+template <class X, class Node, bool Binary>
+inline constexpr std::size_t warp_smem_units = std::size_t(stage_shape<X>::slice_units) * (Binary ? 2 : 1) +
+                                               (sizeof(Node) > 8 ? (generic_counter_levels * sizeof(Node) + 15) / 16
+                                                                 : 0);
+
+template <class Map, class X, class Y, class Node>
+__device__ __forceinline__ Node apply_map(const Map& map, const X& x, const Y& y, std::uint64_t i) {
+  if constexpr (!std::is_same_v<Y, no_input>)
+    return map(x, y);
+  else if constexpr (std::is_invocable_v<const Map&, const X&, std::uint64_t>)
+    return map(x, i);
+  else
+    return map(x);
+}
+
+// Root of `passes` consecutive passes starting at element `first` (one warp; returned in every lane).
+template <class Node, class X, class Y, int UnitBytes, class Map, class Op>
+__device__ __forceinline__ Node warp_passes_root(const X* __restrict__ x, const Y* __restrict__ y, std::uint64_t first,
+                                                 int passes, uint4* slice_x, uint4* slice_y, const Map& map,
+                                                 const Op& op) {
+  using shape = stage_shape<X>;
+  constexpr bool binary = !std::is_same_v<Y, no_input>;
+  constexpr int items = shape::items;
+  const int lane = threadIdx.x & 31;
+  uint4 ux[shape::units], uy[binary ? shape::units : 1];
+  stage_load<X, UnitBytes>(x + first, ux);
+  if constexpr (binary) stage_load<Y, UnitBytes>(y + first, uy);
+  // Pass roots: in registers for small nodes, in the warp's shared slots for large ones.
+  using counter = std::conditional_t<(sizeof(Node) > 8), shared_counter<Node, Op, generic_counter_levels>,
+                                     register_counter<Node, Op, generic_counter_levels>>;
+  counter joined = [&] {
+    if constexpr (sizeof(Node) > 8)
+      return counter(reinterpret_cast<Node*>(slice_x + stage_shape<X>::slice_units * (binary ? 2 : 1)), op);
+    else
+      return counter(op);
+  }();
+  Node root{};
+#pragma unroll 1
+  for (int p = 0; p < passes; ++p) {
+    X rx[items];
+    stage_exchange<X>(ux, slice_x, rx);
+    Y ry[binary ? items : 1];
+    if constexpr (binary) stage_exchange<Y>(uy, slice_y, ry);
+    if (p + 1 < passes) {
+      const std::uint64_t next = first + std::uint64_t(p + 1) * shape::pass_elements;
+      stage_load<X, UnitBytes>(x + next, ux);
+      if constexpr (binary) stage_load<Y, UnitBytes>(y + next, uy);
+    }
+    const std::uint64_t base = first + std::uint64_t(p) * shape::pass_elements + std::uint64_t(lane) * items;
+    const auto leaf = [&](int i) -> Node {
+      if constexpr (binary)
+        return apply_map<Map, X, Y, Node>(map, rx[i], ry[i], base + i);
+      else
+        return apply_map<Map, X, Y, Node>(map, rx[i], no_input{}, base + i);
+    };
+    const Node lane_root = thread_subtree<items>(leaf, op);
+    root = joined.push(warp_subtree_reduce(lane_root, op), p);
+  }
+  return root;
+}
+
+template <class Node, class X, class Y>
+struct generic_plan {
+  const X* x;
+  const Y* y;
+  Node* roots;
+  std::uint64_t full_chunks;
+  int tiles_per_chunk;
+  int chunk_level;
+  int tail_tiles;
+  std::uint64_t remainder_first;  // element index of the remainder (fewer than one tile of elements)
+  int remainder_count;
+};
+
+// Chunk roots (items [0, full_chunks)) and tail-tile roots (items [full_chunks, items)), one warp per item.
+template <class Node, class X, class Y, int UnitBytes, class Map, class Op>
+__global__ void __launch_bounds__(generic_max_block_threads)
+    generic_chunk_kernel(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op) {
+  using tile = generic_tile<X>;
+  constexpr bool binary = !std::is_same_v<Y, no_input>;
+  extern __shared__ uint4 generic_stage_smem[];
+  const int warp_in_block = threadIdx.x >> 5;
+  uint4* slice_x = generic_stage_smem + std::size_t(warp_in_block) * warp_smem_units<X, Node, binary>;
+  uint4* slice_y = slice_x + stage_shape<X>::slice_units;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  const std::uint64_t chunk = tile::elements * std::uint64_t(plan.tiles_per_chunk);
+  cudaTriggerProgrammaticLaunchCompletion();
+  for (std::uint64_t item = warp; item < items; item += warps) {
+    const bool full = item < plan.full_chunks;
+    const std::uint64_t first =
+        full ? item * chunk : plan.full_chunks * chunk + (item - plan.full_chunks) * tile::elements;
+    const int passes = (full ? plan.tiles_per_chunk : 1) * tile::passes;
+    const Node root = warp_passes_root<Node, X, Y, UnitBytes>(plan.x, plan.y, first, passes, slice_x, slice_y, map, op);
+    if ((threadIdx.x & 31) == 0) plan.roots[item] = root;
+  }
+}
+
+template <class Node, class X, class Y, class Out, class Map, class Op, class Finalize>
+__global__ void __launch_bounds__(generic_finish_threads)
+    generic_finish_kernel(generic_plan<Node, X, Y> plan, Map map, Op op, Finalize finalize, Out* out) {
+  cudaGridDependencySynchronize();  // the chunk kernel's roots are complete and visible from here on
+  __shared__ alignas(Node) unsigned char scratch_bytes[sizeof(Node) * (generic_finish_threads / 32)];
+  Node* scratch = reinterpret_cast<Node*>(scratch_bytes);
+  binary_counter<Node, combine_into<Node, Op>> counter{combine_into<Node, Op>{op}};  // thread 0's
+  const auto root_at = [&](std::uint64_t i) { return plan.roots[i]; };
+  block_push_digits<generic_finish_threads, Node>(root_at, plan.full_chunks, plan.chunk_level, op, scratch, counter);
+  const auto tail_root = [&](std::uint64_t i) { return plan.roots[plan.full_chunks + i]; };
+  block_push_digits<generic_finish_threads, Node>(tail_root, std::uint64_t(plan.tail_tiles), generic_tile<X>::level, op,
+                                                  scratch, counter);
+  const auto element = [&](std::uint64_t i) -> Node {
+    const std::uint64_t at = plan.remainder_first + i;
+    if constexpr (std::is_same_v<Y, no_input>)
+      return apply_map<Map, X, Y, Node>(map, plan.x[at], no_input{}, at);
+    else
+      return apply_map<Map, X, Y, Node>(map, plan.x[at], plan.y[at], at);
+  };
+  block_push_digits<generic_finish_threads, Node>(element, std::uint64_t(plan.remainder_count), 0, op, scratch,
+                                                  counter);
+  if (threadIdx.x == 0) *out = counter.empty() ? finalize(true, Node{}) : finalize(false, counter.fold());
+}
+
+inline void validate_generic(const launch_config& c, const char* what) {
+  if (c.block_threads != 0 &&
+      (c.block_threads < 32 || c.block_threads > generic_max_block_threads || c.block_threads % 32))
+    detred::detail::throw_invalid(what, "launch_config.block_threads must be 0 or a multiple of 32 in [32, 256]");
+  if (c.grid_blocks < 0) detred::detail::throw_invalid(what, "launch_config.grid_blocks must be >= 0");
+  const int t = c.tiles_per_chunk;
+  if (t != 0 && t != 1 && t != 2 && t != 4 && t != 8 && t != 16)
+    detred::detail::throw_invalid(what, "launch_config.tiles_per_chunk must be 0, 1, 2, 4, 8 or 16");
+}
+
+template <class T>
+constexpr int natural_unit_bytes() {
+  return alignof(T) >= 8 ? 8 : alignof(T) >= 4 ? 4 : alignof(T) >= 2 ? 2 : 1;
+}
+
+}  // namespace detail
+
+// Bytes of device workspace a transform_reduce over n elements of X with node type Node needs, for every launch
+// configuration: a 256-byte header, then one root (padded to 16 bytes) per chunk or tail tile.
+template <class X, class Node>
+constexpr std::size_t transform_reduce_workspace_bytes(std::uint64_t n) {
+  return detail::generic_header_bytes + (n / detail::generic_tile<X>::elements + 16) * detail::root_stride<Node>;
+}
+
+// The general form: see the file comment. Y = no_input for a unary map (pass y = nullptr).
+template <class Node, class X, class Y, class Out, class Map, class Op, class Finalize>
+void transform_reduce_finalized(const X* d_x, const Y* d_y, std::uint64_t n, Out* d_out, void* d_workspace,
+                                std::size_t workspace_bytes, cudaStream_t stream, Map map, Op op, Finalize finalize,
+                                const launch_config& requested = {}, const char* what = "cuda::transform_reduce") {
+  static_assert(std::is_trivially_copyable_v<X> && std::is_trivially_copyable_v<Node>);
+  constexpr bool binary = !std::is_same_v<Y, no_input>;
+  static_assert(!binary || sizeof(X) == sizeof(Y), "transform_reduce: both inputs need elements of the same size");
+  using tile = detail::generic_tile<X>;
+  detail::validate_generic(requested, what);
+  if (n > 0 && (d_x == nullptr || (binary && d_y == nullptr)))
+    detred::detail::throw_invalid(what, "an input pointer is null but n > 0");
+  const auto addr_x = reinterpret_cast<std::uintptr_t>(d_x), addr_y = reinterpret_cast<std::uintptr_t>(d_y);
+  if (addr_x % alignof(X) != 0 || (binary && addr_y % alignof(Y) != 0))
+    detred::detail::throw_invalid(what, "an input pointer is not aligned to its element type");
+  if (d_out == nullptr) detred::detail::throw_invalid(what, "d_out is null");
+  if (d_workspace == nullptr || reinterpret_cast<std::uintptr_t>(d_workspace) % 16 != 0)
+    detred::detail::throw_invalid(what, "d_workspace must be a 16-byte aligned device pointer");
+  const std::size_t needed = transform_reduce_workspace_bytes<X, Node>(n);
+  if (workspace_bytes < needed)
+    detred::detail::throw_invalid(what, "workspace too small: " + std::to_string(workspace_bytes) + " bytes, " +
+                                            std::to_string(needed) + " needed");
+
+  int device = 0, sms = 1;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  const int block_threads = requested.block_threads ? requested.block_threads : detail::generic_max_block_threads;
+  int tiles_per_chunk = requested.tiles_per_chunk;
+  if (tiles_per_chunk == 0) {  // 16 tiles per chunk for large inputs; fewer until every resident warp gets two chunks
+    const std::uint64_t resident_warps = std::uint64_t(sms) * 16;  // a typical occupancy of the chunk kernel
+    tiles_per_chunk = 16;
+    while (tiles_per_chunk > 1 && n / (tile::elements * tiles_per_chunk) < 2 * resident_warps) tiles_per_chunk /= 2;
+  }
+  const std::uint64_t chunk = tile::elements * std::uint64_t(tiles_per_chunk);
+  detail::generic_plan<Node, X, Y> plan{};
+  plan.x = d_x;
+  plan.y = d_y;
+  plan.roots = reinterpret_cast<Node*>(static_cast<unsigned char*>(d_workspace) + detail::generic_header_bytes);
+  plan.full_chunks = n / chunk;
+  plan.tiles_per_chunk = tiles_per_chunk;
+  plan.chunk_level = 0;
+  while ((std::uint64_t{1} << plan.chunk_level) < chunk) ++plan.chunk_level;
+  const std::uint64_t rest = n - plan.full_chunks * chunk;
+  plan.tail_tiles = int(rest / tile::elements);
+  plan.remainder_first = plan.full_chunks * chunk + std::uint64_t(plan.tail_tiles) * tile::elements;
+  plan.remainder_count = int(n - plan.remainder_first);
+  const std::uint64_t items = plan.full_chunks + std::uint64_t(plan.tail_tiles);
+
+  if (items > 0) {
+    const bool vectors = addr_x % 16 == 0 && (!binary || addr_y % 16 == 0);
+    constexpr int unit = detail::natural_unit_bytes<X>() < (binary ? detail::natural_unit_bytes<Y>() : 16)
+                             ? detail::natural_unit_bytes<X>()
+                             : (binary ? detail::natural_unit_bytes<Y>() : detail::natural_unit_bytes<X>());
+    auto kernel = vectors ? detail::generic_chunk_kernel<Node, X, Y, 16, Map, Op>
+                          : detail::generic_chunk_kernel<Node, X, Y, unit, Map, Op>;
+    const std::size_t smem = std::size_t(block_threads / 32) * detail::warp_smem_units<X, Node, binary> * 16;
+    if (smem > 48 * 1024)
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+            "cudaFuncSetAttribute");
+    const std::uint64_t warps_per_block = std::uint64_t(block_threads / 32);
+    const std::uint64_t useful_blocks = (items + warps_per_block - 1) / warps_per_block;
+    const std::uint64_t grid = requested.grid_blocks > 0 && std::uint64_t(requested.grid_blocks) < useful_blocks
+                                   ? requested.grid_blocks
+                                   : useful_blocks;
+    kernel<<<unsigned(grid), unsigned(block_threads), smem, stream>>>(plan, items, map, op);
+    check(cudaGetLastError(), "launching generic_chunk_kernel");
+  }
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t finish{};
+  finish.gridDim = dim3(1);
+  finish.blockDim = dim3(detail::generic_finish_threads);
+  finish.stream = stream;
+  finish.attrs = &overlap;
+  finish.numAttrs = 1;
+  check(cudaLaunchKernelEx(&finish, detail::generic_finish_kernel<Node, X, Y, Out, Map, Op, Finalize>, plan, map, op,
+                           finalize, d_out),
+        "launching generic_finish_kernel");
+}
+
+namespace detail {
+struct identity_map {
+  template <class T>
+  __device__ T operator()(const T& v) const {
+    return v;
+  }
+};
+template <class Node>
+struct identity_if_empty {
+  Node identity;
+  __device__ Node operator()(bool empty, const Node& root) const { return empty ? identity : root; }
+};
+}  // namespace detail
+
+// map(x[0]) (+) ... (+) map(x[n-1]) in the canonical order, or `identity` when n == 0 (never combined with an input),
+// written to *d_out. map: (x) or (x, i) -> Node.
+template <class Node, class X, class Map, class Op>
+void transform_reduce(const X* d_x, std::uint64_t n, Node* d_out, Node identity, Map map, Op op, void* d_workspace,
+                      std::size_t workspace_bytes, cudaStream_t stream = nullptr, const launch_config& config = {}) {
+  transform_reduce_finalized<Node, X, no_input>(d_x, static_cast<const no_input*>(nullptr), n, d_out, d_workspace,
+                                                workspace_bytes, stream, map, op,
+                                                detail::identity_if_empty<Node>{identity}, config);
+}
+
+// x[0] (+) x[1] (+) ... (+) x[n-1] in the canonical order, op(left, right) never swapped: bit for bit the CPU's
+// detred::reduce(x, n, identity, op) for every launch configuration. `identity` is returned when n == 0 and never
+// combined with an input.
+template <class T, class Op>
+void reduce(const T* d_in, std::uint64_t n, T* d_out, T identity, Op op, void* d_workspace, std::size_t workspace_bytes,
+            cudaStream_t stream = nullptr, const launch_config& config = {}) {
+  transform_reduce_finalized<T, T, no_input>(d_in, static_cast<const no_input*>(nullptr), n, d_out, d_workspace,
+                                             workspace_bytes, stream, detail::identity_map{}, op,
+                                             detail::identity_if_empty<T>{identity}, config, "cuda::reduce");
+}
+
+}  // namespace detred::cuda

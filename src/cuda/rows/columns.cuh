@@ -1,0 +1,139 @@
+// Column sums without atomics (include/detred/cuda/rows.hpp): canonical over the row index.
+//
+// Kernel 1: thread (column group g, chunk c) computes, for its CW adjacent columns, the root of rows
+// [c 2^K, (c + 1) 2^K) (column_chunk_root) and stores it in the workspace, roots[c][j]. Kernel 2: one thread per
+// column pushes the chunk roots at level K into the binary counter (32 at a time as a complete tree of 32 when
+// enough remain, level K + 5), then the rows after the last full chunk one by one, and left-folds. Every chunk is an
+// aligned complete subtree, so K, the grid and the block size change speed only.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "detred/accumulators/pairwise.hpp"
+#include "detred/cuda/blocks/column_chunk.cuh"
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/rows.hpp"
+#include "detred/errors.hpp"
+#include "detred/order.hpp"
+
+namespace detred::cuda::detail {
+
+// The leaves of a plain column sum: x[i * stride + j] widened.
+template <class T>
+struct matrix_columns {
+  const T* x;
+  std::uint64_t stride;
+  template <int CW, bool Vector>
+  __device__ __forceinline__ void load(std::uint64_t i, std::uint64_t j, float (&v)[CW]) const {
+    load_columns<T, CW, Vector>(x + i * stride + j, v);
+  }
+};
+
+template <class Source, int CW, bool Vector>
+__global__ void __launch_bounds__(512) column_chunks_kernel(Source source, std::uint64_t cols, int chunk_level,
+                                                            std::uint64_t chunks, float* __restrict__ roots) {
+  const std::uint64_t j = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) * CW;
+  if (j >= cols) return;
+  for (std::uint64_t c = blockIdx.y; c < chunks; c += gridDim.y) {
+    float root[CW];
+    const auto load = [&](std::uint64_t i, float(&v)[CW]) { source.template load<CW, Vector>(i, j, v); };
+    column_chunk_root<CW>(load, c << chunk_level, chunk_level, root);
+#pragma unroll
+    for (int i = 0; i < CW; ++i) roots[c * cols + j + i] = root[i];
+  }
+}
+
+template <class Source>
+__global__ void __launch_bounds__(256)
+    column_finish_kernel(Source source, std::uint64_t rows, std::uint64_t cols, int chunk_level, std::uint64_t chunks,
+                         const float* __restrict__ roots, float* __restrict__ out) {
+  using Acc = plain_accumulator<float>;
+  const std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  binary_counter<Acc, merge_accumulators> counter;
+  std::uint64_t c = 0;
+  for (; c + 32 <= chunks; c += 32) {
+    float v[32];
+#pragma unroll
+    for (int i = 0; i < 32; ++i) v[i] = roots[(c + i) * cols + j];
+#pragma unroll
+    for (int width = 32; width > 1; width /= 2) {
+#pragma unroll
+      for (int i = 0; i < width / 2; ++i) v[i] = v[2 * i] + v[2 * i + 1];
+    }
+    counter.push(Acc::from_value(v[0]), chunk_level + 5);
+  }
+  for (; c < chunks; ++c) counter.push(Acc::from_value(roots[c * cols + j]), chunk_level);
+  for (std::uint64_t i = chunks << chunk_level; i < rows; ++i) {
+    float v[1];
+    source.template load<1, false>(i, j, v);
+    counter.push(Acc::from_value(v[0]), 0);
+  }
+  out[j] = canonicalize_nan(counter.empty() ? Acc{}.result() : counter.fold().result());
+}
+
+inline int chosen_chunk_level(std::uint64_t rows, std::uint64_t cols, const column_launch& launch) {
+  if (launch.chunk_level != 0) return launch.chunk_level;
+  // Enough threads to fill the device (about 132 SMs x 1024), the fewest chunk roots otherwise.
+  int k = 10;
+  while (k > 3 && (rows >> k) * ((cols + 3) / 4) < 132u * 1024u) --k;
+  return k;
+}
+
+inline void validate_columns(const column_launch& launch) {
+  if (launch.chunk_level != 0 && (launch.chunk_level < 3 || launch.chunk_level > 13))
+    detred::detail::throw_invalid("cuda::column_sum", "column_launch.chunk_level must be 0 or in [3, 13]");
+  if (launch.block_threads != 0 &&
+      (launch.block_threads < 32 || launch.block_threads > 512 || launch.block_threads % 32))
+    detred::detail::throw_invalid("cuda::column_sum",
+                                  "column_launch.block_threads must be 0 or a multiple of 32 in [32, 512]");
+  if (launch.grid_rows < 0 || launch.grid_rows > 65535)
+    detred::detail::throw_invalid("cuda::column_sum", "column_launch.grid_rows must be in [0, 65535]");
+}
+
+// Column sums of any Source (rows x cols leaves). vector: every row's columns start 16-byte aligned and cols is a
+// multiple of CW = 16 / sizeof(T), so that Source may read CW columns with one 16-byte load per matrix.
+template <class T, class Source>
+void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_t cols, bool vector, float* d_out,
+                          void* d_workspace, std::size_t workspace_bytes, cudaStream_t stream,
+                          const column_launch& launch) {
+  validate_columns(launch);
+  if (cols == 0) return;
+  const int k = chosen_chunk_level(rows, cols, launch);
+  const std::uint64_t chunks = rows >> k;
+  if (workspace_bytes < chunks * cols * sizeof(float) || (chunks > 0 && d_workspace == nullptr))
+    detred::detail::throw_invalid("cuda::column_sum", "workspace smaller than column_sum_workspace_bytes");
+  float* roots = static_cast<float*>(d_workspace);
+  const int threads = launch.block_threads ? launch.block_threads : 256;
+  if (chunks > 0) {
+    constexpr int CW = int(16 / sizeof(T));
+    const std::uint64_t grid_rows =
+        launch.grid_rows ? std::uint64_t(launch.grid_rows) : (chunks < 65535 ? chunks : 65535);
+    if (vector && cols % CW == 0) {
+      const dim3 grid(unsigned((cols / CW + threads - 1) / threads), unsigned(grid_rows));
+      column_chunks_kernel<Source, CW, true><<<grid, threads, 0, stream>>>(source, cols, k, chunks, roots);
+    } else {
+      const dim3 grid(unsigned((cols + threads - 1) / threads), unsigned(grid_rows));
+      column_chunks_kernel<Source, 1, false><<<grid, threads, 0, stream>>>(source, cols, k, chunks, roots);
+    }
+    check(cudaGetLastError(), "cuda::column_sum: launching column_chunks_kernel");
+  }
+  column_finish_kernel<Source>
+      <<<unsigned((cols + 255) / 256), 256, 0, stream>>>(source, rows, cols, k, chunks, roots, d_out);
+  check(cudaGetLastError(), "cuda::column_sum: launching column_finish_kernel");
+}
+
+}  // namespace detred::cuda::detail
+
+namespace detred::cuda {
+template <class T>
+void column_sum(const T* d_x, std::uint64_t rows, std::uint64_t cols, std::uint64_t stride, float* d_out,
+                void* d_workspace, std::size_t workspace_bytes, cudaStream_t stream, const column_launch& launch) {
+  if (rows > 1 && stride < cols) detred::detail::throw_invalid("cuda::column_sum", "stride must be >= cols");
+  const bool vector = reinterpret_cast<std::uintptr_t>(d_x) % 16 == 0 && (stride * sizeof(T)) % 16 == 0;
+  detail::launch_column_reduce<T>(detail::matrix_columns<T>{d_x, stride}, rows, cols, vector, d_out, d_workspace,
+                                  workspace_bytes, stream, launch);
+}
+}  // namespace detred::cuda

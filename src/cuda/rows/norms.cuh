@@ -1,0 +1,265 @@
+// The kernels behind include/detred/cuda/norms.hpp: one warp per row (grid-stride), the row's reductions by
+// warp_row_root, outputs by the formulas of detred/rows/norm_formulas.hpp; 16-byte loads and stores where the rows
+// are aligned, element by element otherwise. dweight: the column reduction of src/cuda/rows/columns.cuh.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "detred/cuda/blocks/row_warp.cuh"
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/norms.hpp"
+#include "detred/norms.hpp"
+#include "src/cuda/rows/columns.cuh"
+#include "src/cuda/rows/row_kernels.cuh"
+
+namespace detred::cuda::detail {
+
+// f(i) for i in [0, n) of one row, lane by lane; with Vector, lane l handles V consecutive elements per step (the
+// caller's loads and stores then coalesce into 16-byte accesses).
+template <class T, bool Vector, class F>
+__device__ __forceinline__ void for_each_element(std::uint64_t n, const F& f) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  if constexpr (Vector) {
+    for (std::uint64_t i = std::uint64_t(lane) * V; i < n; i += 32 * V) f.template vector<V>(i);
+  } else {
+    for (std::uint64_t i = lane; i < n; i += 32) f.scalar(i);
+  }
+}
+
+template <class T, int V>
+__device__ __forceinline__ void load_vector(const T* p, T (&e)[V]) {
+  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
+  std::memcpy(e, &raw, sizeof(raw));
+}
+template <class T, int V>
+__device__ __forceinline__ void store_vector(T* p, const T (&e)[V]) {
+  uint4 raw;
+  std::memcpy(&raw, e, sizeof(raw));
+  *reinterpret_cast<uint4*>(p) = raw;
+}
+
+template <class T>
+struct layernorm_writer {
+  const T *x, *w, *b;
+  T* out;
+  float mean, rstd;
+  __device__ void scalar(std::uint64_t i) const { out[i] = norms::layernorm_value(x[i], mean, rstd, w[i], b[i]); }
+  template <int V>
+  __device__ void vector(std::uint64_t i) const {
+    T ex[V], ew[V], eb[V], eo[V];
+    load_vector(x + i, ex), load_vector(w + i, ew), load_vector(b + i, eb);
+#pragma unroll
+    for (int k = 0; k < V; ++k) eo[k] = norms::layernorm_value(ex[k], mean, rstd, ew[k], eb[k]);
+    store_vector(out + i, eo);
+  }
+};
+
+template <class T, bool Aligned>
+__global__ void __launch_bounds__(256)
+    layernorm_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, std::uint64_t rows,
+                     std::uint64_t c, T* __restrict__ out, float* mean, float* rstd, float eps) {
+  using Acc = plain_accumulator<float>;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const T* row = x + t * c;
+    const float m = norms::mean_of(warp_row_root<Acc, T, Aligned>(row, c, widened_leaf<Acc>{}).result(), c);
+    const float rs =
+        norms::rstd_of(warp_row_root<Acc, T, Aligned>(row, c, norms::centered_square_leaf{m}).result(), c, eps);
+    for_each_element<T, Aligned>(c, layernorm_writer<T>{row, w, b, out + t * c, m, rs});
+    if ((threadIdx.x & 31) == 0) mean[t] = m, rstd[t] = rs;
+  }
+}
+
+template <class T>
+struct rmsnorm_writer {
+  const T *x, *w;
+  T* out;
+  float rstd;
+  __device__ void scalar(std::uint64_t i) const { out[i] = norms::rmsnorm_value(x[i], rstd, w[i]); }
+  template <int V>
+  __device__ void vector(std::uint64_t i) const {
+    T ex[V], ew[V], eo[V];
+    load_vector(x + i, ex), load_vector(w + i, ew);
+#pragma unroll
+    for (int k = 0; k < V; ++k) eo[k] = norms::rmsnorm_value(ex[k], rstd, ew[k]);
+    store_vector(out + i, eo);
+  }
+};
+
+template <class T, bool Aligned>
+__global__ void __launch_bounds__(256)
+    rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ w, std::uint64_t rows, std::uint64_t c,
+                   T* __restrict__ out, float* rstd, float eps) {
+  using Acc = plain_accumulator<float>;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const T* row = x + t * c;
+    const float rs = norms::rstd_of(warp_row_root<Acc, T, Aligned>(row, c, norms::square_leaf{}).result(), c, eps);
+    for_each_element<T, Aligned>(c, rmsnorm_writer<T>{row, w, out + t * c, rs});
+    if ((threadIdx.x & 31) == 0) rstd[t] = rs;
+  }
+}
+
+template <class T>
+struct rmsnorm_dx_writer {
+  const T *dy, *x, *w;
+  T* dx;
+  float rstd, k;
+  __device__ void scalar(std::uint64_t i) const { dx[i] = norms::rmsnorm_dx(dy[i], x[i], w[i], rstd, k); }
+};
+
+template <class T, bool Aligned>
+__global__ void __launch_bounds__(256)
+    rmsnorm_dx_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,
+                      const float* __restrict__ rstd, std::uint64_t rows, std::uint64_t c, T* __restrict__ dx) {
+  using Acc = plain_accumulator<float>;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const float dot = warp_row_root<Acc, T, Aligned>(dy + t * c, c, norms::weighted_dot_leaf<T>{w, x + t * c}).result();
+    const float k = norms::rmsnorm_backward_k(rstd[t], dot, c);
+    for_each_element<T, false>(c, rmsnorm_dx_writer<T>{dy + t * c, x + t * c, w, dx + t * c, rstd[t], k});
+  }
+}
+
+// The dweight leaves: (dy x) rstd_t, CW columns at a time.
+template <class T>
+struct dweight_columns {
+  const T* dy;
+  const T* x;
+  const float* rstd;
+  std::uint64_t c;
+  template <int CW, bool Vector>
+  __device__ __forceinline__ void load(std::uint64_t t, std::uint64_t j, float (&v)[CW]) const {
+    float a[CW], b[CW];
+    load_columns<T, CW, Vector>(dy + t * c + j, a);
+    load_columns<T, CW, Vector>(x + t * c + j, b);
+    const float r = rstd[t];
+#pragma unroll
+    for (int i = 0; i < CW; ++i) v[i] = (a[i] * b[i]) * r;
+  }
+};
+
+template <class T>
+struct softmax_writer {
+  const T* x;
+  T* out;
+  float lse;
+  __device__ void scalar(std::uint64_t i) const { out[i] = norms::softmax_value(x[i], lse); }
+};
+
+template <class T, bool Aligned>
+__global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, row_shape shape, T* __restrict__ out) {
+  using Acc = logsumexp_accumulator<float>;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t r = warp; r < shape.rows; r += warps) {
+    const T* row = x + r * shape.stride;
+    const std::uint64_t n = shape.length(r);
+    const float lse = warp_row_root<Acc, T, Aligned>(row, n, widened_leaf<Acc>{}).result();
+    for_each_element<T, false>(n, softmax_writer<T>{row, out + r * shape.stride, lse});
+  }
+}
+
+inline unsigned row_grid(std::uint64_t rows, const row_launch& launch, int threads) {
+  const std::uint64_t per_block = std::uint64_t(threads / 32);
+  std::uint64_t grid = (rows + per_block - 1) / per_block;
+  if (launch.grid_blocks != 0 && std::uint64_t(launch.grid_blocks) < grid) grid = std::uint64_t(launch.grid_blocks);
+  return unsigned(grid < 0x7fffffffu ? grid : 0x7fffffffu);
+}
+
+template <class T>
+bool rows_aligned(const void* p, std::uint64_t stride) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (stride * sizeof(T)) % 16 == 0;
+}
+
+}  // namespace detred::cuda::detail
+
+namespace detred::cuda {
+
+template <class T>
+void layernorm_forward(const T* d_x, const T* d_weight, const T* d_bias, std::uint64_t rows, std::uint64_t c, T* d_out,
+                       float* d_mean, float* d_rstd, float eps, cudaStream_t stream, const row_launch& launch) {
+  detail::validate_rows(dense_rows(rows, c), launch, "cuda::layernorm_forward");
+  if (rows == 0 || c == 0) return;
+  const int threads = launch.block_threads ? launch.block_threads : 256;
+  const unsigned grid = detail::row_grid(rows, launch, threads);
+  const bool aligned = detail::rows_aligned<T>(d_x, c) && detail::rows_aligned<T>(d_weight, 0) &&
+                       detail::rows_aligned<T>(d_bias, 0) && detail::rows_aligned<T>(d_out, c);
+  if (aligned)
+    detail::layernorm_kernel<T, true>
+        <<<grid, threads, 0, stream>>>(d_x, d_weight, d_bias, rows, c, d_out, d_mean, d_rstd, eps);
+  else
+    detail::layernorm_kernel<T, false>
+        <<<grid, threads, 0, stream>>>(d_x, d_weight, d_bias, rows, c, d_out, d_mean, d_rstd, eps);
+  check(cudaGetLastError(), "cuda::layernorm_forward");
+}
+
+template <class T>
+void rmsnorm_forward(const T* d_x, const T* d_weight, std::uint64_t rows, std::uint64_t c, T* d_out, float* d_rstd,
+                     float eps, cudaStream_t stream, const row_launch& launch) {
+  detail::validate_rows(dense_rows(rows, c), launch, "cuda::rmsnorm_forward");
+  if (rows == 0 || c == 0) return;
+  const int threads = launch.block_threads ? launch.block_threads : 256;
+  const unsigned grid = detail::row_grid(rows, launch, threads);
+  const bool aligned =
+      detail::rows_aligned<T>(d_x, c) && detail::rows_aligned<T>(d_weight, 0) && detail::rows_aligned<T>(d_out, c);
+  if (aligned)
+    detail::rmsnorm_kernel<T, true><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
+  else
+    detail::rmsnorm_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
+  check(cudaGetLastError(), "cuda::rmsnorm_forward");
+}
+
+template <class T>
+void rmsnorm_backward(const T* d_dy, const T* d_x, const T* d_weight, const float* d_rstd, std::uint64_t rows,
+                      std::uint64_t c, T* d_dx, float* d_dweight, void* d_workspace, std::size_t workspace_bytes,
+                      cudaStream_t stream, const row_launch& launch) {
+  detail::validate_rows(dense_rows(rows, c), launch, "cuda::rmsnorm_backward");
+  if (c == 0) return;
+  if (rows > 0) {
+    const int threads = launch.block_threads ? launch.block_threads : 256;
+    const unsigned grid = detail::row_grid(rows, launch, threads);
+    if (detail::rows_aligned<T>(d_dy, c))
+      detail::rmsnorm_dx_kernel<T, true><<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
+    else
+      detail::rmsnorm_dx_kernel<T, false><<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
+    check(cudaGetLastError(), "cuda::rmsnorm_backward (dx)");
+  }
+  const bool vector = detail::rows_aligned<T>(d_dy, c) && detail::rows_aligned<T>(d_x, c);
+  detail::launch_column_reduce<T>(detail::dweight_columns<T>{d_dy, d_x, d_rstd, c}, rows, c, vector, d_dweight,
+                                  d_workspace, workspace_bytes, stream, column_launch{});
+}
+
+template <class T>
+void softmax_forward(const T* d_x, const row_shape& shape, T* d_out, cudaStream_t stream, const row_launch& launch) {
+  detail::validate_rows(shape, launch, "cuda::softmax_forward");
+  if (shape.rows == 0) return;
+  const int threads = launch.block_threads ? launch.block_threads : 256;
+  const unsigned grid = detail::row_grid(shape.rows, launch, threads);
+  if (detail::rows_aligned<T>(d_x, shape.stride))
+    detail::softmax_kernel<T, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  else
+    detail::softmax_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  check(cudaGetLastError(), "cuda::softmax_forward");
+}
+
+}  // namespace detred::cuda
+
+#define DETRED_INSTANTIATE_NORMS(T)                                                                                   \
+  template void detred::cuda::layernorm_forward<T>(const T*, const T*, const T*, std::uint64_t, std::uint64_t, T*,    \
+                                                   float*, float*, float, cudaStream_t,                               \
+                                                   const detred::cuda::row_launch&);                                  \
+  template void detred::cuda::rmsnorm_forward<T>(const T*, const T*, std::uint64_t, std::uint64_t, T*, float*, float, \
+                                                 cudaStream_t, const detred::cuda::row_launch&);                      \
+  template void detred::cuda::rmsnorm_backward<T>(const T*, const T*, const T*, const float*, std::uint64_t,          \
+                                                  std::uint64_t, T*, float*, void*, std::size_t, cudaStream_t,        \
+                                                  const detred::cuda::row_launch&);                                   \
+  template void detred::cuda::softmax_forward<T>(const T*, const detred::row_shape&, T*, cudaStream_t,                \
+                                                 const detred::cuda::row_launch&);

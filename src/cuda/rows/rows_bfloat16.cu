@@ -1,0 +1,4 @@
+// The row reductions of bfloat16 inputs (src/cuda/rows/row_kernels.cuh), compiled apart so the types build in parallel.
+#include "src/cuda/rows/row_kernels.cuh"
+
+DETRED_INSTANTIATE_ROWS(detred::bfloat16)

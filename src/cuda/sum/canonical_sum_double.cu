@@ -1,0 +1,4 @@
+// cuda::sum for double inputs (canonical_sum.cuh).
+#include "src/cuda/sum/canonical_sum.cuh"
+
+DETRED_INSTANTIATE_CUDA_SUM(double, double)

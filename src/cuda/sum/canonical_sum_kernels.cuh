@@ -1,0 +1,243 @@
+// The device-wide canonical sum (include/detred/cuda/sum.hpp): two kernels and their launcher, instantiated once per
+// type pair by canonical_sum_<type>.cu.
+//
+// Work decomposition of x[0..n), with tile = tile_shape<T>::elements and chunk = tiles_per_chunk * tile:
+//   - full chunks [0, C): one warp each (grid-stride), root -> workspace roots[0 .. C);
+//   - tail tiles: the t < tiles_per_chunk whole tiles after them, one warp each, roots -> roots[C .. C + t);
+//   - the remainder: the r < tile elements after those.
+// The finishing kernel (one block) pushes, in index order, the roots of the aligned blocks that the binary digits of
+// C, t and r stand for into a binary counter and folds it: exactly the canonical order of docs/ORDER.md, whatever
+// the grid, block size or chunk size (these only decide which nodes are computed where).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "detred/accumulators/accumulator.hpp"
+#include "detred/cuda/blocks/block_reduce.cuh"
+#include "detred/cuda/blocks/warp_tile.cuh"
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/sum.hpp"
+#include "detred/errors.hpp"
+#include "src/cuda/common/launch_policy.hpp"
+#include "src/cuda/common/workspace.hpp"
+
+namespace detred::cuda::detail {
+
+inline constexpr int finish_threads = 512;
+inline constexpr int fused_threads = 256;  // block size of the one-block path for small inputs
+
+// What remains after the chunk kernel: where the roots are and how the input ends.
+template <class Acc, class T>
+struct finish_plan {
+  const Acc* roots;
+  std::uint64_t full_chunks;
+  int chunk_level;
+  int tail_tiles;
+  const T* remainder;
+  int remainder_count;
+};
+
+// Joins everything in the canonical order with the whole block and writes the result from thread 0 (canonical NaN;
+// -0.0 when n == 0). The aligned blocks of chunk roots (the binary digits of full_chunks), then of tail-tile roots,
+// then of the remainder's elements go into a binary counter, largest first.
+template <int BlockThreads, class Acc, class T>
+__device__ void finish_in_block(const finish_plan<Acc, T>& plan, typename Acc::value_type* out, Acc* warp_roots) {
+  using A = typename Acc::value_type;
+  constexpr int tile_level = tile_shape<T>::tile_level;
+  binary_counter<Acc, merge_accumulators> counter;  // thread 0's
+  std::uint64_t first = 0;
+  for (int k = 63; k >= 0; --k) {
+    if (!((plan.full_chunks >> k) & 1u)) continue;
+    const auto load = [&](std::uint64_t i) { return plan.roots[first + i]; };
+    const Acc root = block_subtree_root<BlockThreads, Acc>(load, k, warp_roots);
+    if (threadIdx.x == 0) counter.push(root, plan.chunk_level + k);
+    first += std::uint64_t{1} << k;
+  }
+  for (int k = 4; k >= 0; --k) {
+    if (!((plan.tail_tiles >> k) & 1)) continue;
+    const auto load = [&](std::uint64_t i) { return plan.roots[first + i]; };
+    const Acc root = block_subtree_root<BlockThreads, Acc>(load, k, warp_roots);
+    if (threadIdx.x == 0) counter.push(root, tile_level + k);
+    first += std::uint64_t{1} << k;
+  }
+  int offset = 0;
+  for (int k = tile_level - 1; k >= 0; --k) {
+    if (!((plan.remainder_count >> k) & 1)) continue;
+    const auto load = [&](std::uint64_t i) { return Acc::from_value(widen<A>(plan.remainder[offset + i])); };
+    const Acc root = block_subtree_root<BlockThreads, Acc>(load, k, warp_roots);
+    if (threadIdx.x == 0) counter.push(root, k);
+    offset += 1 << k;
+  }
+  if (threadIdx.x == 0) *out = canonicalize_nan(counter.empty() ? Acc{}.result() : counter.fold().result());
+}
+
+inline constexpr int arrival_count_bits = 24;  // the single pass needs grids below 2^24 blocks
+
+// The arrival word's resting state between calls: tag `clean_tag`, count 0 (the last block of each call puts it back).
+inline constexpr unsigned long long clean_tag = 0x9E3779B97Full;  // 40 bits, an arbitrary constant
+inline constexpr unsigned long long arrival_count_mask = (1ull << arrival_count_bits) - 1;
+
+// Counts this block's arrival (the arrival word, workspace.hpp); true for the grid's last block. In the steady state
+// the word rests at (clean_tag, 0) and each block makes one atomicAdd. A word with another tag (a workspace never
+// used by a single pass: whatever memory held) is first set to (clean_tag, 1) by a compare-and-swap loop of the
+// blocks that found it so, each counting itself; an add that found the word stale came before that installation and
+// is overwritten by it, so every block is counted exactly once. (A workspace whose stale bits happen to read
+// (clean_tag, k > 0) would be miscounted: 2^-40 for random bits.)
+__device__ inline bool arrive_last(unsigned long long* word, unsigned grid) {
+  unsigned long long old = atomicAdd(word, 1ull), assumed = 0, arrived = 0;
+  if ((old >> arrival_count_bits) == clean_tag) return (old & arrival_count_mask) + 1 == grid;
+  do {
+    assumed = old;
+    const bool current = (assumed >> arrival_count_bits) == clean_tag;
+    arrived = (current ? (assumed & arrival_count_mask) : 0) + 1;
+    old = atomicCAS(word, assumed, (clean_tag << arrival_count_bits) | arrived);
+  } while (old != assumed);
+  return arrived == grid;
+}
+
+// Roots of the full chunks (items [0, full_chunks)) and of the tail tiles (items [full_chunks, items)). With
+// `out` non-null and `arrivals` null the grid is one block of fused_threads threads, which then also finishes (the
+// small-input path). With both non-null (blocks of fused_threads threads) the single pass: the last block to arrive
+// finishes, in the same fixed order as finish_kernel (only which block runs the fold varies).
+template <class Acc, class T, bool Aligned>
+__global__ void __launch_bounds__(max_block_threads)
+    chunk_roots_kernel(const T* __restrict__ x, std::uint64_t items, int tiles_per_chunk, finish_plan<Acc, T> plan,
+                       typename Acc::value_type* out, unsigned long long* arrivals) {
+  constexpr std::uint64_t tile = tile_shape<T>::elements;
+  const std::uint64_t chunk = tile * std::uint64_t(tiles_per_chunk);
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  Acc* roots = const_cast<Acc*>(plan.roots);
+  // Lets the finishing kernel (launched with programmatic stream serialization) be scheduled while this grid runs; it
+  // still waits for this grid's completion and memory flush in cudaGridDependencySynchronize before reading roots.
+  cudaTriggerProgrammaticLaunchCompletion();
+  for (std::uint64_t item = warp; item < items; item += warps) {
+    Acc root;
+    if (item < plan.full_chunks) {
+      root = warp_chunk_root<Acc, T, Aligned>(x + item * chunk, tiles_per_chunk);
+    } else {
+      root = warp_tile_root<Acc, T, Aligned>(x + plan.full_chunks * chunk + (item - plan.full_chunks) * tile);
+    }
+    if ((threadIdx.x & 31) == 0) roots[item] = root;
+  }
+  if (out != nullptr && arrivals == nullptr) {
+    __shared__ Acc warp_roots[fused_threads / 32];
+    __syncthreads();  // the block's own root stores are visible to the block after the barrier
+    finish_in_block<fused_threads>(plan, out, warp_roots);
+  } else if (out != nullptr) {
+    __shared__ bool last;
+    if ((threadIdx.x & 31) == 0) __threadfence();  // release: the warp's root store is visible before the arrival
+    __syncthreads();
+    if (threadIdx.x == 0) last = arrive_last(arrivals, gridDim.x);
+    __syncthreads();
+    if (last) {
+      if (threadIdx.x == 0) *arrivals = clean_tag << arrival_count_bits;  // every block has arrived: rest state
+      __threadfence();  // acquire: every other block's roots, released before its arrival, are visible from here
+      __shared__ Acc warp_roots[fused_threads / 32];
+      finish_in_block<fused_threads>(plan, out, warp_roots);
+    }
+  }
+}
+
+template <class Acc, class T>
+__global__ void __launch_bounds__(finish_threads)
+    finish_kernel(finish_plan<Acc, T> plan, typename Acc::value_type* out) {
+  cudaGridDependencySynchronize();  // the chunk kernel's roots are complete and visible from here on
+  __shared__ Acc warp_roots[finish_threads / 32];
+  finish_in_block<finish_threads>(plan, out, warp_roots);
+}
+
+// Per-device facts for one kernel and block size, queried once and cached: the queries cost microseconds of host
+// time, which a small sum would otherwise pay on every call.
+template <class Kernel>
+device_facts facts_for(Kernel kernel, int block_threads) {
+  struct entry {
+    Kernel kernel;
+    int device, block_threads;
+    device_facts facts;
+  };
+  static std::mutex mutex;
+  static std::vector<entry> cache;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const entry& e : cache)
+    if (e.kernel == kernel && e.device == device && e.block_threads == block_threads) return e.facts;
+  device_facts f;
+  check(cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, device),
+        "cudaDeviceGetAttribute(MultiProcessorCount)");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f.resident_blocks_per_multiprocessor, kernel, block_threads, 0),
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (f.resident_blocks_per_multiprocessor < 1) f.resident_blocks_per_multiprocessor = 1;
+  cache.push_back({kernel, device, block_threads, f});
+  return f;
+}
+
+template <class Acc, class T>
+void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_type* d_out, void* d_workspace,
+                          cudaStream_t stream, const launch_config& requested) {
+  constexpr std::uint64_t tile = tile_shape<T>::elements;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
+  auto kernel = aligned ? chunk_roots_kernel<Acc, T, true> : chunk_roots_kernel<Acc, T, false>;
+  const int block_threads = chosen_block_threads(requested);
+  const launch_config c = choose_launch_config(requested, n, tile, facts_for(kernel, block_threads));
+
+  const std::uint64_t chunk = tile * std::uint64_t(c.tiles_per_chunk);
+  const std::uint64_t full_chunks = n / chunk;
+  const std::uint64_t rest = n - full_chunks * chunk;
+  const int tail_tiles = int(rest / tile);
+  const int remainder_count = int(rest - std::uint64_t(tail_tiles) * tile);
+  const std::uint64_t items = full_chunks + std::uint64_t(tail_tiles);
+  int chunk_level = 0;
+  while ((std::uint64_t{1} << chunk_level) < chunk) ++chunk_level;
+
+  const finish_plan<Acc, T> plan{workspace_roots<Acc>(d_workspace),
+                                 full_chunks,
+                                 chunk_level,
+                                 tail_tiles,
+                                 d_in + (full_chunks * chunk + std::uint64_t(tail_tiles) * tile),
+                                 remainder_count};
+  const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
+  // Small inputs (every item fits one block's warps twice over) take one launch: the block finishes too.
+  if (c.block_threads == fused_threads && items <= 2 * warps_per_block) {
+    kernel<<<1, fused_threads, 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out, nullptr);
+    check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (one block)");
+    return;
+  }
+  if (items > 0) {
+    const std::uint64_t useful_blocks = (items + warps_per_block - 1) / warps_per_block;
+    const unsigned grid = unsigned(useful_blocks < std::uint64_t(c.grid_blocks) ? useful_blocks : c.grid_blocks);
+    // One launch for every n at the default block size: the last block to finish folds the roots.
+    // DETRED_CUDA_SUM_TWO_PASS=1 (read on each call) keeps the two-kernel path, for side-by-side measurements; the
+    // bits are the same either way.
+    const char* two_pass = std::getenv("DETRED_CUDA_SUM_TWO_PASS");
+    if (!(two_pass && two_pass[0] == '1') && c.block_threads == fused_threads &&
+        grid < (1u << arrival_count_bits) - 1) {
+      kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out,
+                                                             workspace_arrivals(d_workspace));
+      check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (single pass)");
+      return;
+    }
+    kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, nullptr, nullptr);
+    check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel");
+  }
+  // Programmatic dependent launch (Hopper): the finishing kernel's launch overlaps the chunk kernel's tail.
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t finish{};
+  finish.gridDim = dim3(1);
+  finish.blockDim = dim3(finish_threads);
+  finish.stream = stream;
+  finish.attrs = &overlap;
+  finish.numAttrs = 1;
+  check(cudaLaunchKernelEx(&finish, finish_kernel<Acc, T>, plan, d_out), "cuda::sum: launching finish_kernel");
+  check(cudaGetLastError(), "cuda::sum: launching finish_kernel");
+}
+
+}  // namespace detred::cuda::detail

@@ -1,0 +1,101 @@
+// cuda::sum with sum_method::exact (docs/EXACT.md) against the CPU backend and the Boost reference: bit for bit the
+// correctly rounded sum for every type pair, the four data sets, the hand-made edge cases, many sizes, unaligned
+// inputs and every launch configuration (which the exact sum ignores), and n >= 2^31. Label `gpu`: every test skips,
+// saying why, where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "detred/cuda/device.hpp"
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/sum.hpp"
+#include "detred/reduce.hpp"
+#include "detred/verify/exact_sum.hpp"
+#include "tests/support/exact_inputs.hpp"
+#include "tests/support/type_pairs.hpp"
+
+namespace {
+using namespace detred;
+using namespace detred::test;
+
+#define DETRED_SKIP_WITHOUT_GPU() \
+  if (cuda::device_count() == 0)  \
+  GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)"
+
+// cudaMalloc'd bytes, freed on scope exit.
+struct device_bytes {
+  void* ptr = nullptr;
+  explicit device_bytes(std::size_t n) { cuda::check(cudaMalloc(&ptr, n), "cudaMalloc"); }
+  ~device_bytes() { cudaFree(ptr); }
+  device_bytes(const device_bytes&) = delete;
+  device_bytes& operator=(const device_bytes&) = delete;
+};
+
+bool quick() { return std::getenv("DETRED_GPU_TEST_QUICK") != nullptr; }
+
+template <floating_input T>
+std::uint64_t raw(T x) {
+  return std::uint64_t(bits_of(x));
+}
+
+// GPU (offsets 0, 1, 3 and two launch configurations) == CPU exact == the reference, as bits.
+template <class A, class T>
+void expect_gpu_exact(const std::vector<T>& x, const std::string& what) {
+  const A reference = verify::exact_sum_of<T>(x).template rounded<A>();
+  const A cpu = sum<A>(x.data(), x.size(), sum_method::exact);
+  ASSERT_EQ(raw(cpu), raw(reference)) << what << " (CPU)";
+  for (std::size_t offset : {0u, 1u, 3u}) {
+    for (const cuda::launch_config& config : {cuda::launch_config{}, cuda::launch_config{32, 3, 1}}) {
+      const A gpu = cuda::sum_host_data<A, T>(std::span<const T>(x), sum_method::exact, config, offset);
+      ASSERT_EQ(raw(gpu), raw(cpu)) << what << " " << float_traits<A>::name << "<-" << float_traits<T>::name
+                                    << " n=" << x.size() << " offset=" << offset;
+    }
+  }
+}
+
+TEST(CudaExactSum, EdgeCasesEqualTheCpuAndTheReference) {
+  DETRED_SKIP_WITHOUT_GPU();
+  for_each_type_pair([]<class A, class T>() {
+    for (const auto& [name, x] : exact_edge_cases<T>()) expect_gpu_exact<A, T>(x, name);
+  });
+}
+
+TEST(CudaExactSum, DataSetsEqualTheCpuAndTheReference) {
+  DETRED_SKIP_WITHOUT_GPU();
+  std::vector<std::size_t> sizes{1, 2, 31, 1000, 4097, std::size_t{1} << 16, (std::size_t{1} << 18) + 77};
+  if (!quick()) sizes.push_back((std::size_t{1} << 22) + 5);
+  for_each_type_pair([&]<class A, class T>() {
+    for (exact_dataset d : all_exact_datasets)
+      for (std::size_t n : sizes) expect_gpu_exact<A, T>(exact_data<T>(d, n, 3 * n + 1), name_of(d));
+  });
+}
+
+TEST(CudaExactSum, MoreThanTwoToThe31Terms) {
+  DETRED_SKIP_WITHOUT_GPU();
+  if (quick()) GTEST_SKIP() << "quick mode (sanitizers): no 4 GiB input";
+  // 2^31 + 1000 halves, each 0x3c3c = 1084/1024: the exact sum n * 1084/1024 is a double, rounded once to float.
+  const std::uint64_t n = (std::uint64_t{1} << 31) + 1000;
+  device_bytes x(n * sizeof(half));
+  cuda::check(cudaMemset(x.ptr, 0x3c, n * sizeof(half)), "cudaMemset");
+  const std::size_t bytes = cuda::sum_workspace_bytes(n);
+  device_bytes workspace(bytes);
+  const double exact = double(n) * 1084.0 / 1024.0;
+  EXPECT_EQ(
+      cuda::sum_to_host<double>(static_cast<const half*>(x.ptr), n, workspace.ptr, bytes, nullptr, sum_method::exact),
+      exact);
+  EXPECT_EQ(
+      cuda::sum_to_host<float>(static_cast<const half*>(x.ptr), n, workspace.ptr, bytes, nullptr, sum_method::exact),
+      static_cast<float>(exact));
+}
+
+TEST(CudaExactSum, EmptyInputIsNegativeZero) {
+  DETRED_SKIP_WITHOUT_GPU();
+  const std::vector<double> none;
+  EXPECT_EQ(raw(cuda::sum_host_data<double, double>(std::span<const double>(none), sum_method::exact)), raw(-0.0));
+}
+
+}  // namespace

@@ -1,0 +1,237 @@
+// Properties of the CUDA device-wide sum scans (include/detred/cuda/scan.hpp; label gpu): every output has the CPU
+// scan's bits (docs/ORDER.md section 3) for random sizes, values, launch configurations, pointer offsets and
+// in-place calls; sizes around every tile boundary of every launch configuration; the last inclusive output equals
+// the sum; exclusive[i + 1] == inclusive[i]; special values; one input past 2^31 elements. Without a CUDA device
+// every test is skipped, saying so. Plain C++ against detred::cuda's host API.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "detred/cuda/device.hpp"
+#include "detred/cuda/scan.hpp"
+#include "detred/reduce.hpp"
+#include "detred/scan.hpp"
+
+namespace detred::test {
+namespace {
+
+bool have_gpu() { return cuda::device_count() > 0; }
+constexpr const char* no_gpu = "no CUDA device on this machine: GPU test not run";
+
+template <class A>
+auto bits_of_value(A v) {
+  if constexpr (sizeof(A) == 4)
+    return std::bit_cast<std::uint32_t>(v);
+  else
+    return std::bit_cast<std::uint64_t>(v);
+}
+
+// The 12 kernel shapes (threads x items per thread).
+std::vector<cuda::scan_launch_config> all_shapes() {
+  std::vector<cuda::scan_launch_config> shapes;
+  for (int t : {32, 64, 128, 256})
+    for (int i : {4, 8, 16}) shapes.push_back({t, i});
+  return shapes;
+}
+
+template <class A, class T>
+std::vector<A> cpu_scan(const std::vector<T>& x, bool exclusive) {
+  std::vector<A> out(x.size());
+  if (exclusive)
+    detred::exclusive_sum_scan<A>(x.data(), out.data(), x.size());
+  else
+    detred::inclusive_sum_scan<A>(x.data(), out.data(), x.size());
+  return out;
+}
+
+// Index of the first output whose bits differ, or -1.
+template <class A>
+long long first_difference(const std::vector<A>& a, const std::vector<A>& b) {
+  if (a.size() != b.size()) return 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (bits_of_value(a[i]) != bits_of_value(b[i])) return static_cast<long long>(i);
+  return -1;
+}
+
+template <class T>
+T from_double(double v) {
+  if constexpr (std::is_same_v<T, half>)
+    return half::from_float(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return bfloat16::from_float(static_cast<float>(v));
+  else
+    return static_cast<T>(v);
+}
+
+// Values: mostly uniform in [-1, 1), some wide-range ones, rare -0.0, +-Inf and NaN when `special`.
+template <class T>
+std::vector<T> make_values(std::size_t n, std::uint64_t seed, bool special) {
+  std::vector<T> x(n);
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& v : x) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = double(std::int64_t(s >> 11) - (std::int64_t{1} << 52)) * 0x1p-52;
+    const int kind = int(s & 1023);
+    double d = u;
+    if (kind < 40) d = std::ldexp(u, int(s >> 20 & 31) - 16);
+    if (special && kind == 1000) d = -0.0;
+    if (special && kind == 1001) d = std::numeric_limits<double>::infinity();
+    if (special && kind == 1002) d = -std::numeric_limits<double>::infinity();
+    if (special && kind == 1003) d = std::numeric_limits<double>::quiet_NaN();
+    v = from_double<T>(d);
+  }
+  return x;
+}
+
+template <class A, class T>
+void expect_cpu_bits(const std::vector<T>& x, const cuda::scan_launch_config& c, std::size_t offset, bool in_place,
+                     const char* what) {
+  for (bool exclusive : {false, true}) {
+    const auto gpu = cuda::detail::sum_scan_host_data<A>(std::span<const T>(x), exclusive, c, offset, in_place);
+    const auto cpu = cpu_scan<A>(x, exclusive);
+    const long long at = first_difference(gpu, cpu);
+    ASSERT_EQ(at, -1) << what << ": n " << x.size() << ", shape " << c.block_threads << "x" << c.items_per_thread
+                      << ", offset " << offset << (exclusive ? ", exclusive" : ", inclusive")
+                      << ", first difference at " << at;
+  }
+}
+
+// Sizes around every tile boundary: m tiles + {-1, 0, +1} for m = 1..6 and m = 2^k (-1) up to 64 tiles, for every
+// kernel shape, float -> float and double -> double (the 4- and 8-byte value paths), at offsets cycling 0..7.
+TEST(CudaScan, SizesAroundTileBoundariesGiveTheCpuBitsForEveryShape) {
+  if (!have_gpu()) GTEST_SKIP() << no_gpu;
+  int configurations = 0;
+  std::size_t offset = 0;
+  for (const auto& c : all_shapes()) {
+    const std::size_t tile = std::size_t(c.block_threads) * c.items_per_thread;
+    for (std::size_t m : {1, 2, 3, 4, 5, 6, 7, 8, 15, 16, 31, 32, 63, 64})
+      for (int d : {-1, 0, 1}) {
+        const std::size_t n = m * tile + d;
+        const auto xf = make_values<float>(n, n * 31 + m, true);
+        expect_cpu_bits<float>(xf, c, offset % 8, false, "float");
+        const auto xd = make_values<double>(n, n * 37 + m, false);
+        expect_cpu_bits<double>(xd, c, (offset + 3) % 8, false, "double");
+        ++offset;
+        if (HasFatalFailure()) return;
+      }
+    ++configurations;
+  }
+  std::cout << configurations << " kernel shapes x 42 sizes x 8 offsets cycled: CPU bits\n";
+}
+
+// Random sizes (up to ~300 tiles of the smallest shape), values, shapes, offsets, type pairs, in place or not.
+TEST(CudaScan, RandomInputsAndConfigurationsGiveTheCpuBits) {
+  if (!have_gpu()) GTEST_SKIP() << no_gpu;
+  const bool ok = rc::check("GPU scan == CPU scan", [] {
+    const auto shapes = all_shapes();
+    const auto c = *rc::gen::elementOf(shapes);
+    const std::size_t n = *rc::gen::inRange<std::size_t>(0, 40000);
+    const std::size_t offset = *rc::gen::inRange<std::size_t>(0, 8);
+    const bool in_place = *rc::gen::arbitrary<bool>();
+    const int pair = *rc::gen::inRange(0, 5);
+    const std::uint64_t seed = *rc::gen::arbitrary<std::uint64_t>();
+    const auto check = [&](auto a_tag, auto t_tag) {
+      using A = decltype(a_tag);
+      using T = decltype(t_tag);
+      const auto x = make_values<T>(n, seed, true);
+      for (bool exclusive : {false, true}) {
+        const auto gpu = cuda::detail::sum_scan_host_data<A>(std::span<const T>(x), exclusive, c, offset, in_place);
+        RC_ASSERT(first_difference(gpu, cpu_scan<A>(x, exclusive)) == -1);
+      }
+    };
+    switch (pair) {
+      case 0:
+        check(float{}, half{});
+        break;
+      case 1:
+        check(float{}, bfloat16{});
+        break;
+      case 2:
+        check(float{}, float{});
+        break;
+      case 3:
+        check(double{}, float{});
+        break;
+      default:
+        check(double{}, double{});
+        break;
+    }
+  });
+  EXPECT_TRUE(ok);
+}
+
+// Scan consistency and shift: the last inclusive output is the sum (sum_method::tree), exclusive[0] == -0.0 and
+// exclusive[i + 1] == inclusive[i], on sizes with many tiles (the look-back's deep Fenwick walks).
+TEST(CudaScan, LastInclusiveIsTheSumAndExclusiveIsTheShiftedInclusive) {
+  if (!have_gpu()) GTEST_SKIP() << no_gpu;
+  for (std::size_t n : {std::size_t{1}, std::size_t{4096 * 255 + 17}, std::size_t{1} << 22,
+                        (std::size_t{1} << 22) + 4095, std::size_t{3'000'001}}) {
+    const auto x = make_values<float>(n, n, false);
+    const auto inc = cuda::detail::sum_scan_host_data<float>(std::span<const float>(x), false, {}, 0, false);
+    const auto exc = cuda::detail::sum_scan_host_data<float>(std::span<const float>(x), true, {}, 1, false);
+    EXPECT_EQ(bits_of_value(inc.back()), bits_of_value(detred::sum<float>(x.data(), n, sum_method::tree))) << n;
+    EXPECT_EQ(bits_of_value(exc[0]), bits_of_value(-0.0f));
+    for (std::size_t i = 0; i + 1 < n; ++i)
+      if (bits_of_value(exc[i + 1]) != bits_of_value(inc[i])) {
+        ADD_FAILURE() << "n " << n << ": exclusive[" << i + 1 << "] != inclusive[" << i << "]";
+        break;
+      }
+  }
+}
+
+// Special values: all -0.0 stays -0.0; +Inf then -Inf gives canonical NaN from there on; overflow to +Inf; NaN
+// inputs canonicalised; subnormals kept.
+TEST(CudaScan, SpecialValuesAsTheCpu) {
+  if (!have_gpu()) GTEST_SKIP() << no_gpu;
+  const float inf = std::numeric_limits<float>::infinity(), big = std::numeric_limits<float>::max();
+  const float nan_payload = std::bit_cast<float>(0x7fc12345u);
+  std::vector<std::vector<float>> cases = {
+      std::vector<float>(5000, -0.0f),
+      {1.0f, inf, 2.0f, -inf, 3.0f},
+      std::vector<float>(9000, big),
+      {1.0f, nan_payload, 2.0f},
+      std::vector<float>(7000, std::numeric_limits<float>::denorm_min()),
+  };
+  for (const auto& x : cases) {
+    for (bool exclusive : {false, true}) {
+      const auto gpu = cuda::detail::sum_scan_host_data<float>(std::span<const float>(x), exclusive, {128, 4}, 2, true);
+      EXPECT_EQ(first_difference(gpu, cpu_scan<float>(x, exclusive)), -1) << "n " << x.size();
+    }
+  }
+  const auto zeros = cuda::detail::sum_scan_host_data<float>(std::span<const float>(cases[0]), false, {}, 0, false);
+  EXPECT_EQ(bits_of_value(zeros.back()), bits_of_value(-0.0f));
+  const auto nan = cuda::detail::sum_scan_host_data<float>(std::span<const float>(cases[1]), false, {}, 0, false);
+  EXPECT_EQ(bits_of_value(nan[3]), 0x7fc00000u);
+}
+
+// n = 2^31 + 4097 bfloat16 values summed into float: every output equals the CPU's (64-bit indexing, 2^20+ tiles).
+TEST(CudaScan, BeyondTwoToThe31ElementsGivesTheCpuBits) {
+  if (!have_gpu()) GTEST_SKIP() << no_gpu;
+  const std::uint64_t n = (std::uint64_t{1} << 31) + 4097;
+  const cuda::device_summary device = cuda::describe_device(0);
+  if (device.global_memory_bytes < n * 7)
+    GTEST_SKIP() << "the device has " << device.global_memory_bytes << " bytes; this test needs about " << n * 7;
+  std::vector<bfloat16> x(n);
+  std::uint64_t state = 2026;
+  for (auto& v : x) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v = bfloat16::from_float(static_cast<float>(static_cast<std::int64_t>(state >> 40) - (std::int64_t{1} << 22)) *
+                             0x1p-23f);
+  }
+  const auto gpu = cuda::detail::sum_scan_host_data<float>(std::span<const bfloat16>(x), false, {}, 3, false);
+  std::vector<float> cpu(n);
+  detred::inclusive_sum_scan<float>(x.data(), cpu.data(), n);
+  EXPECT_EQ(first_difference(gpu, cpu), -1);
+  EXPECT_EQ(bits_of_value(gpu.back()), bits_of_value(detred::sum<float>(x.data(), n, sum_method::tree)));
+  std::cout << "n = " << n << ": last inclusive " << std::hexfloat << gpu.back() << std::defaultfloat << "\n";
+}
+
+}  // namespace
+}  // namespace detred::test

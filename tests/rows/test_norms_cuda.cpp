@@ -1,0 +1,112 @@
+// LayerNorm, RMSNorm (forward, backward) and softmax on the GPU (detred/cuda/norms.hpp) against the CPU references
+// (detred/norms.hpp), bit for bit, over shapes, launch configurations and batch sizes (batch invariance: the first k
+// rows of a batch give the bits of a batch of k). Label gpu: skipped, saying why, without a device.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>  // the typed cudaMalloc that tests/support/device_array.hpp uses
+
+#include <cstdint>
+#include <vector>
+
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/norms.hpp"
+#include "detred/norms.hpp"
+#include "tests/rows/row_inputs.hpp"
+#include "tests/support/device_array.hpp"
+
+namespace {
+using namespace detred;
+using test::device_array;
+
+#define SKIP_WITHOUT_GPU() \
+  if (!test::have_gpu()) GTEST_SKIP() << "no CUDA device: the GPU norms are not tested here"
+
+template <class T>
+T* to_device(device_array<T>& d, const std::vector<T>& h) {
+  cuda::check(cudaMemcpy(d.ptr, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), "copy in");
+  return d.ptr;
+}
+template <class T>
+std::vector<T> to_host(const T* d, std::size_t n) {
+  std::vector<T> h(n);
+  cuda::check(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost), "copy out");
+  return h;
+}
+template <class T>
+void expect_same_bits(const std::vector<T>& gpu, const std::vector<T>& cpu, const char* what) {
+  ASSERT_EQ(gpu.size(), cpu.size());
+  int failures = 0;
+  for (std::size_t i = 0; i < gpu.size() && failures < 8; ++i)
+    if (bits_of(gpu[i]) != bits_of(cpu[i])) ++failures, ADD_FAILURE() << what << " element " << i;
+}
+
+template <class T>
+void norms_equal_cpu(std::uint64_t rows, std::uint64_t c, const cuda::row_launch& launch) {
+  SCOPED_TRACE(testing::Message() << rows << " x " << c << " block " << launch.block_threads << " grid "
+                                  << launch.grid_blocks);
+  const std::vector<T> x = test::random_values<T>(rows * c, rows + c), dy = test::random_values<T>(rows * c, 3);
+  std::vector<T> w = test::random_values<T>(c, 4), b = test::random_values<T>(c, 5);
+  std::vector<T> out(rows * c), dx(rows * c);
+  std::vector<float> mean(rows), rstd(rows), dweight(c);
+  device_array<T> dxx(rows * c + 1), ddy(rows * c + 1), dw(c + 1), db(c + 1), dout(rows * c + 1), ddx(rows * c + 1);
+  device_array<float> dmean(rows + 1), drstd(rows + 1), ddw(c + 1);
+  to_device(dxx, x), to_device(ddy, dy), to_device(dw, w), to_device(db, b);
+
+  layernorm_forward(x.data(), w.data(), b.data(), rows, c, out.data(), mean.data(), rstd.data());
+  cuda::layernorm_forward(dxx.ptr, dw.ptr, db.ptr, rows, c, dout.ptr, dmean.ptr, drstd.ptr, 1e-5f, nullptr, launch);
+  expect_same_bits(to_host(dout.ptr, rows * c), out, "layernorm out");
+  expect_same_bits(to_host(dmean.ptr, rows), mean, "layernorm mean");
+  expect_same_bits(to_host(drstd.ptr, rows), rstd, "layernorm rstd");
+
+  rmsnorm_forward(x.data(), w.data(), rows, c, out.data(), rstd.data());
+  cuda::rmsnorm_forward(dxx.ptr, dw.ptr, rows, c, dout.ptr, drstd.ptr, 1e-5f, nullptr, launch);
+  expect_same_bits(to_host(dout.ptr, rows * c), out, "rmsnorm out");
+  expect_same_bits(to_host(drstd.ptr, rows), rstd, "rmsnorm rstd");
+
+  rmsnorm_backward(dy.data(), x.data(), w.data(), rstd.data(), rows, c, dx.data(), dweight.data());
+  const std::size_t ws_bytes = cuda::column_sum_workspace_bytes(rows, c);
+  device_array<unsigned char> ws(ws_bytes + 1);
+  cuda::rmsnorm_backward(ddy.ptr, dxx.ptr, dw.ptr, drstd.ptr, rows, c, ddx.ptr, ddw.ptr, ws.ptr, ws_bytes, nullptr,
+                         launch);
+  expect_same_bits(to_host(ddx.ptr, rows * c), dx, "rmsnorm dx");
+  expect_same_bits(to_host(ddw.ptr, c), dweight, "rmsnorm dweight");
+
+  for (std::uint64_t period : {std::uint64_t{0}, c}) {
+    const row_shape shape{rows, c, c, nullptr, period};
+    std::vector<T> s(rows * c, T{}), sg(rows * c, T{});
+    cuda::check(cudaMemset(dout.ptr, 0, rows * c * sizeof(T)), "memset");
+    softmax_forward(x.data(), shape, s.data());
+    cuda::softmax_forward(dxx.ptr, shape, dout.ptr, nullptr, launch);
+    expect_same_bits(to_host(dout.ptr, rows * c), s, period ? "causal softmax" : "softmax");
+  }
+}
+
+TEST(NormsCuda, SameBitsAsTheCpuOverShapesAndLaunches) {
+  SKIP_WITHOUT_GPU();
+  for (std::uint64_t c : {1ull, 7ull, 64ull, 768ull, 1000ull, 4096ull, 8195ull}) {
+    norms_equal_cpu<float>(37, c, {});
+    norms_equal_cpu<bfloat16>(37, c, {});
+  }
+  for (int threads : {32, 64, 128, 256})
+    for (int grid : {0, 1, 5, 11}) norms_equal_cpu<bfloat16>(70, 768, {threads, grid});
+}
+
+TEST(NormsCuda, BatchInvariantLayerNorm) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t rows = 257, c = 768;
+  const std::vector<bfloat16> x = test::random_values<bfloat16>(rows * c, 1);
+  const std::vector<bfloat16> w = test::random_values<bfloat16>(c, 2), b = test::random_values<bfloat16>(c, 3);
+  device_array<bfloat16> dxx(rows * c), dw(c), db(c), dout(rows * c);
+  device_array<float> dmean(rows), drstd(rows);
+  to_device(dxx, x), to_device(dw, w), to_device(db, b);
+  cuda::layernorm_forward(dxx.ptr, dw.ptr, db.ptr, rows, c, dout.ptr, dmean.ptr, drstd.ptr);
+  const std::vector<bfloat16> all = to_host(dout.ptr, rows * c);
+  for (std::uint64_t k : {1ull, 2ull, 5ull, 8ull, 63ull, 64ull, 65ull, 128ull, 256ull}) {
+    cuda::check(cudaMemset(dout.ptr, 0, rows * c * 2), "memset");
+    cuda::layernorm_forward(dxx.ptr, dw.ptr, db.ptr, k, c, dout.ptr, dmean.ptr, drstd.ptr);
+    const std::vector<bfloat16> part = to_host(dout.ptr, k * c);
+    for (std::uint64_t i = 0; i < k * c; ++i) ASSERT_EQ(part[i].bits, all[i].bits) << "k " << k << " element " << i;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,158 @@
+// The CPU twins of the row and column reductions (detred/rows.hpp) against independent references: row sums and
+// column sums equal detred::sum of the same values (the canonical engine, another implementation of the same order);
+// row maxima equal detred::max; means, variances and log-sum-exps are within their bounds of long double references;
+// detred::specified's exp and log are faithful on many arguments. Label cpu (these run in CI).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "detred/reduce.hpp"
+#include "detred/rows.hpp"
+#include "detred/rows/specified_math.hpp"
+#include "tests/rows/row_inputs.hpp"
+
+namespace {
+using namespace detred;
+
+template <class T>
+void expect_row_sums_match_detred_sum(bool specials) {
+  const std::vector<std::int32_t> lengths = test::boundary_lengths<T>();
+  std::int32_t longest = 0;
+  for (auto n : lengths) longest = std::max(longest, n);
+  const row_shape shape{lengths.size(), 0, std::uint64_t(longest) + 3, lengths.data(), 0};
+  const std::vector<T> x = test::random_values<T>(shape.rows * shape.stride, 7, specials);
+  std::vector<float> plain(shape.rows), comp(shape.rows), mx(shape.rows);
+  row_sum(x.data(), shape, plain.data(), sum_method::tree);
+  row_sum(x.data(), shape, comp.data(), sum_method::tree_neumaier);
+  row_max(x.data(), shape, mx.data());
+  for (std::size_t r = 0; r < shape.rows; ++r) {
+    const T* row = x.data() + r * shape.stride;
+    const std::size_t n = std::size_t(lengths[r]);
+    EXPECT_EQ(bits_of(plain[r]), bits_of(detred::sum<float>(row, n, sum_method::tree))) << "n = " << n;
+    EXPECT_EQ(bits_of(comp[r]), bits_of(detred::sum<float>(row, n, sum_method::tree_neumaier))) << "n = " << n;
+    if (n > 0) EXPECT_EQ(bits_of(mx[r]), bits_of(widen<float>(detred::max(row, n)))) << "n = " << n;
+  }
+}
+
+TEST(RowsCpu, RowSumsAndMaximaEqualDetredSumAndMaxAtEveryBoundaryLength) {
+  expect_row_sums_match_detred_sum<float>(false);
+  expect_row_sums_match_detred_sum<bfloat16>(false);
+  expect_row_sums_match_detred_sum<half>(false);
+}
+
+TEST(RowsCpu, SpecialValuesFollowIeeeAndCanonicalNan) {
+  expect_row_sums_match_detred_sum<float>(true);
+  expect_row_sums_match_detred_sum<bfloat16>(true);
+}
+
+TEST(RowsCpu, ColumnSumsEqualDetredSumOfEachColumn) {
+  for (std::uint64_t rows : {0ull, 1ull, 7ull, 8ull, 255ull, 1000ull, 4099ull}) {
+    const std::uint64_t cols = 37, stride = 40;
+    const std::vector<float> x = test::random_values<float>(rows * stride + 1, rows + 1);
+    std::vector<float> out(cols);
+    column_sum(x.data(), rows, cols, stride, out.data());
+    for (std::uint64_t j = 0; j < cols; ++j) {
+      std::vector<float> column(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) column[i] = x[i * stride + j];
+      EXPECT_EQ(bits_of(out[j]), bits_of(detred::sum<float>(column.data(), rows, sum_method::tree)))
+          << rows << " rows, column " << j;
+    }
+  }
+}
+
+TEST(RowsCpu, MeanVarianceAndLogSumExpWithinBoundsOfLongDoubleReferences) {
+  const std::vector<std::int32_t> lengths = {1, 2, 3, 17, 128, 1000, 4096, 5000};
+  const row_shape shape{lengths.size(), 0, 5000, lengths.data(), 0};
+  std::vector<float> x = test::random_values<float>(shape.rows * shape.stride, 3);
+  for (auto& v : x) v = v * 0x1p-8f + 3.0f;  // an offset mean: the case Welford exists for
+  std::vector<float> mean(shape.rows), var(shape.rows), lse(shape.rows);
+  row_mean_variance(x.data(), shape, mean.data(), var.data());
+  row_logsumexp(x.data(), shape, lse.data());
+  for (std::size_t r = 0; r < shape.rows; ++r) {
+    const float* row = x.data() + r * shape.stride;
+    const int n = lengths[r];
+    long double m = 0, q = 0, big = -INFINITY, s = 0;
+    for (int i = 0; i < n; ++i) m += row[i], big = std::max<long double>(big, row[i]);
+    m /= n;
+    for (int i = 0; i < n; ++i) q += (row[i] - m) * (row[i] - m), s += std::exp((long double)row[i] - big);
+    q /= n;
+    const long double l = big + std::log(s);
+    // Chan's merges: error a small multiple of u (log2 n + 2) relative to |mean| and to the mean square.
+    const double u = 0x1p-24, depth = std::log2(double(n)) + 2;
+    EXPECT_LE(std::fabs(double(mean[r] - m)), 4 * u * depth * std::fabs(double(m))) << "n = " << n;
+    EXPECT_LE(std::fabs(double(var[r] - q)), 8 * u * depth * double(q + m * m) * 1e-3 + 8 * u * depth * double(q))
+        << "n = " << n;
+    EXPECT_LE(std::fabs(double(lse[r] - l)), 4 * u * depth * std::fabs(double(l)) + 8 * u * depth) << "n = " << n;
+  }
+}
+
+TEST(RowsCpu, SpecifiedExpAndLogAreFaithful) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-104.0, 89.0);
+  int not_nearest = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float x = float(u(rng));
+    const float e = specified::exp_float(x);
+    const long double exact = std::exp((long double)x);
+    const float nearest = float(exact);
+    const float other =
+        (long double)nearest < exact ? std::nextafter(nearest, INFINITY) : std::nextafter(nearest, -INFINITY);
+    if (e != nearest) ++not_nearest;
+    EXPECT_TRUE(e == nearest || e == other) << std::hexfloat << x;
+    const float y = std::fabs(x) * 1e3f + 1e-30f;
+    const float l = specified::log_float(y);
+    EXPECT_LE(std::fabs((long double)l - std::log((long double)y)),
+              std::fabs((long double)std::nextafter(l, INFINITY) - l))
+        << std::hexfloat << y;
+  }
+  EXPECT_LE(not_nearest, 2) << "exp_float not correctly rounded in " << not_nearest << " of 200000 cases";
+  EXPECT_EQ(specified::exp_float(0.0f), 1.0f);
+  EXPECT_EQ(bits_of(specified::exp_float(-INFINITY)), 0u);
+  EXPECT_EQ(specified::exp_float(INFINITY), INFINITY);
+  EXPECT_EQ(specified::log_float(1.0f), 0.0f);
+  EXPECT_EQ(specified::rsqrt_float(4.0f), 0.5f);
+}
+
+}  // namespace
+
+#include "detred/norms.hpp"
+
+namespace {
+// The CPU references of the norms against long double: LayerNorm's mean and rstd, RMSNorm's rstd, softmax rows
+// summing to 1, and RMSNorm's dweight equal to detred::sum of each column's leaves.
+TEST(NormsCpu, WithinBoundsOfLongDoubleReferences) {
+  using namespace detred;
+  const std::uint64_t rows = 9, c = 768;
+  const std::vector<float> x = test::random_values<float>(rows * c, 8), w = test::random_values<float>(c, 9);
+  std::vector<float> out(rows * c), mean(rows), rstd(rows);
+  layernorm_forward(x.data(), w.data(), w.data(), rows, c, out.data(), mean.data(), rstd.data());
+  for (std::uint64_t t = 0; t < rows; ++t) {
+    long double m = 0, q = 0;
+    for (std::uint64_t i = 0; i < c; ++i) m += x[t * c + i];
+    m /= c;
+    for (std::uint64_t i = 0; i < c; ++i) q += (x[t * c + i] - m) * (x[t * c + i] - m);
+    const long double r = 1 / std::sqrt(q / c + 1e-5L);
+    EXPECT_LE(std::fabs(double(mean[t] - m)), 1e-4 * std::sqrt(double(q / c))) << t;
+    EXPECT_LE(std::fabs(double(rstd[t] - r)), 1e-5 * double(r)) << t;
+  }
+  const row_shape causal{rows, c, c, nullptr, 5};
+  std::vector<float> s(rows * c, 0.0f);
+  softmax_forward(x.data(), causal, s.data());
+  for (std::uint64_t t = 0; t < rows; ++t) {
+    long double total = 0;
+    for (std::uint64_t i = 0; i < causal.length(t); ++i) total += s[t * c + i];
+    EXPECT_NEAR(double(total), 1.0, 1e-5) << t;
+  }
+  std::vector<float> dx(rows * c), dweight(c);
+  rmsnorm_forward(x.data(), w.data(), rows, c, out.data(), rstd.data());
+  rmsnorm_backward(x.data(), x.data(), w.data(), rstd.data(), rows, c, dx.data(), dweight.data());
+  for (std::uint64_t i = 0; i < c; ++i) {
+    std::vector<float> leaves(rows);
+    for (std::uint64_t t = 0; t < rows; ++t)
+      leaves[t] = norms::rmsnorm_dweight_leaf(x[t * c + i], x[t * c + i], rstd[t]);
+    EXPECT_EQ(bits_of(dweight[i]), bits_of(detred::sum<float>(leaves.data(), rows, sum_method::tree))) << i;
+  }
+}
+}  // namespace

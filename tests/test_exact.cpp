@@ -1,0 +1,185 @@
+// sum_method::exact on the CPU and detred::exact_accumulator (docs/EXACT.md): the correctly rounded sum, bit for bit
+// the rounding of verify::exact_sum (Boost cpp_int), on the data sets and hand-made edge cases, for every type
+// pair, every thread count, permutations and splits; merge associativity; byte-form round trips.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "detred/accumulators/exact.hpp"
+#include "detred/reduce.hpp"
+#include "detred/verify/exact_sum.hpp"
+#include "tests/support/exact_inputs.hpp"
+#include "tests/support/type_pairs.hpp"
+
+namespace {
+using namespace detred;
+using namespace detred::test;
+
+template <floating_input T>
+std::uint64_t raw(T x) {
+  return std::uint64_t(bits_of(x));
+}
+
+template <class A, class T>
+void expect_exact(const std::vector<T>& x, const std::string& what) {
+  const verify::exact_sum reference = verify::exact_sum_of<T>(x);
+  const A expected = reference.rounded<A>();
+  for (unsigned threads : {1u, 2u, 3u, 0u}) {
+    const A got = sum<A>(x.data(), x.size(), sum_method::exact, cpu_options{threads});
+    ASSERT_EQ(raw(got), raw(expected)) << what << " " << float_traits<A>::name << "<-" << float_traits<T>::name
+                                       << " n=" << x.size() << " threads=" << threads;
+  }
+  // The state rounded to the input type too (what rounded<T>() promises).
+  exact_accumulator_for<T> s;
+  s.add(x.data(), x.size());
+  ASSERT_EQ(raw(s.template rounded<T>()), raw(reference.rounded<T>())) << what << " rounded to the input type";
+}
+
+TEST(ExactSum, EdgeCasesEveryTypePair) {
+  for_each_type_pair([]<class A, class T>() {
+    for (const auto& [name, x] : exact_edge_cases<T>()) expect_exact<A, T>(x, name);
+  });
+}
+
+TEST(ExactSum, DataSetsEveryTypePair) {
+  for_each_type_pair([]<class A, class T>() {
+    for (exact_dataset d : all_exact_datasets)
+      for (std::size_t n :
+           {std::size_t{1}, std::size_t{3}, std::size_t{1000}, std::size_t{(1 << 18) + 77}, std::size_t{1} << 20})
+        expect_exact<A, T>(exact_data<T>(d, n, 7 + n), name_of(d));
+  });
+}
+
+TEST(ExactSum, EveryExponentPairCancels) {
+  // x + y - x for x, y over every binade (doubles): the small term must survive any large one.
+  std::vector<double> x;
+  for (int e = -1074; e <= 1023; e += 37)
+    for (int f = -1074; f <= 1023; f += 53) {
+      const double a = std::ldexp(1.0, e), b = std::ldexp(1.5, f) / 1.5 * 1.25;
+      x = {a, b, -a};
+      expect_exact<double, double>(x, "x + y - x");
+    }
+}
+
+TEST(ExactSum, BlocksWithATermBelowTheFastWindowOrASpecialValue) {
+  // The CPU fast path takes blocks of 64 terms whose scaled terms fit a 92-bit window below the block's largest; a term
+  // below that window, a NaN or an Inf in such a block must send it to the term-by-term path (docs/EXACT.md).
+  for (std::size_t at : {std::size_t{0}, std::size_t{37}, std::size_t{63}, std::size_t{64 * 5 + 1}}) {
+    std::vector<double> x(64 * 8, 0.75);
+    x[at] = std::ldexp(1.0, -200);
+    expect_exact<double, double>(x, "below the window (double)");
+    x[at] = -std::ldexp(1.5, -60);
+    expect_exact<double, double>(x, "just below the window (double)");
+    x[at] = std::numeric_limits<double>::quiet_NaN();
+    expect_exact<double, double>(x, "NaN in a fast block");
+    x[at] = -std::numeric_limits<double>::infinity();
+    expect_exact<double, double>(x, "-Inf in a fast block");
+    std::vector<float> f(64 * 8, 0.75f);
+    f[at] = std::ldexp(1.0f, -140);
+    expect_exact<float, float>(f, "below the window (float)");
+    expect_exact<double, float>(f, "below the window (float -> double)");
+  }
+}
+
+template <class State, floating_input T>
+State state_of(const std::vector<T>& x, std::size_t begin, std::size_t end) {
+  State s;
+  s.add(x.data() + begin, end - begin);
+  return s;
+}
+
+template <class State>
+std::vector<std::uint8_t> bytes_of(const State& s) {
+  std::vector<std::uint8_t> b(State::serialized_bytes);
+  s.serialize(b.data());
+  return b;
+}
+
+template <floating_input T>
+void merge_and_bytes() {
+  using State = exact_accumulator_for<T>;
+  for (exact_dataset d : all_exact_datasets) {
+    const std::vector<T> x = exact_data<T>(d, 30000, 11);
+    const State whole = state_of<State>(x, 0, x.size());
+    // Permutation invariance: the same bytes.
+    std::vector<T> shuffled = x;
+    std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(5));
+    EXPECT_EQ(bytes_of(state_of<State>(shuffled, 0, x.size())), bytes_of(whole)) << name_of(d);
+    // Split and merge in two groupings: (a + b) + c == a + (b + c) == whole, as bytes.
+    const State a = state_of<State>(x, 0, 1000), b = state_of<State>(x, 1000, 17000),
+                c = state_of<State>(x, 17000, 30000);
+    State left = a;
+    left.merge(b);
+    left.merge(c);
+    State right_inner = b;
+    right_inner.merge(c);
+    State right = a;
+    right.merge(right_inner);
+    EXPECT_EQ(bytes_of(left), bytes_of(whole)) << name_of(d);
+    EXPECT_EQ(bytes_of(right), bytes_of(whole)) << name_of(d);
+    // Round trip: deserialize(serialize(s)) rounds and serializes the same; a state merged from bytes too.
+    State back;
+    ASSERT_TRUE(back.deserialize(bytes_of(whole).data()));
+    EXPECT_EQ(bytes_of(back), bytes_of(whole));
+    EXPECT_EQ(raw(back.template rounded<T>()), raw(whole.template rounded<T>()));
+    EXPECT_EQ(back.count(), x.size());
+    // Invalid bytes are refused.
+    std::vector<std::uint8_t> bad = bytes_of(whole);
+    bad[4] ^= 3;
+    EXPECT_FALSE(back.deserialize(bad.data()));
+  }
+}
+
+TEST(ExactAccumulator, MergeAssociativePermutationInvariantAndByteRoundTrip) {
+  merge_and_bytes<double>();
+  merge_and_bytes<float>();
+  merge_and_bytes<half>();
+  merge_and_bytes<bfloat16>();
+}
+
+TEST(ExactAccumulator, ByteFormIsLittleEndianAndDocumented) {
+  exact_accumulator<double> s;
+  s.add(1.0);
+  s.add(-0.0);
+  const auto b = bytes_of(s);
+  ASSERT_EQ(b.size(), 16u + 8u * 69u);
+  EXPECT_EQ(std::string(b.begin(), b.begin() + 4), "DXA1");
+  EXPECT_EQ(b[4], 2);
+  EXPECT_EQ(b[5], 8);  // not only -0.0
+  EXPECT_EQ(b[6] | (b[7] << 8), 69);
+  EXPECT_EQ(b[8], 2);  // count 2
+  // 1.0 = 2^1088 in units of bit 0: limb 34 (weight 2^1088) holds 1.
+  EXPECT_EQ(b[16 + 8 * 34], 1);
+}
+
+TEST(ExactAccumulator, NormalisesPastTwoToTheThirtyAdditions) {
+  // 2^31 + 5 additions of MAX-sized digits into the same limbs must not overflow: add() normalises every 2^30.
+  exact_accumulator<float> s;
+  const float big = std::ldexp(1.9999999f, 127), tiny = std::ldexp(1.0f, -149);
+  exact_accumulator<float> part;
+  {
+    std::vector<float> x(1 << 20, big);
+    for (int r = 0; r < 1030; ++r) part.add(x.data(), x.size());  // 1030 * 2^20 > 2^30 terms of big
+  }
+  s.merge(part);
+  s.merge(part);
+  s.add(tiny);
+  verify::exact_sum reference;
+  for (int i = 0; i < 2; ++i) {
+    verify::exact_sum r;
+    for (int j = 0; j < 1030; ++j) {
+      verify::exact_sum q;
+      q.add(double(big) * double(1 << 20));
+      r.merge(q);
+    }
+    reference.merge(r);
+  }
+  reference.add(tiny);
+  EXPECT_EQ(raw(s.rounded<double>()), raw(reference.rounded<double>()));
+  EXPECT_EQ(raw(s.rounded<float>()), raw(std::numeric_limits<float>::infinity()));
+}
+
+}  // namespace
