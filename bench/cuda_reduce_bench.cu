@@ -4,8 +4,8 @@
 // bf16 (fp32 accumulation) against CUB TransformReduce over the same bytes, cuBLAS dot beside when a libcublas can be
 // loaded (DETRED_CUBLAS=/path/libcublas.so.N, else the default search path; skipped with a note otherwise).
 // Timing: CUDA events around one call, 2 untimed warm-up calls, the median of --reps (default 30) repetitions.
-// Inputs: 1 GiB per input array (20x the H100's L2), workspaces preallocated. Output: one line per row, GB/s of
-// input bytes read.
+// --sweep adds the generic reduce under several launch shapes. Inputs: 1 GiB per input array (20x the H100's L2),
+// workspaces preallocated. Output: one line per row, GB/s of input bytes read.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -154,7 +154,11 @@ struct cublas_api {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 2 && std::string(argv[1]) == "--reps") reps = std::atoi(argv[2]);
+  bool sweep = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (std::string(argv[i]) == "--sweep") sweep = true;
+  }
   cudaDeviceProp prop{};
   ok(cudaGetDeviceProperties(&prop, 0), "props");
   std::printf("device: %s, %d SMs; 1 GiB per input; median of %d single-call timings\n", prop.name,
@@ -192,6 +196,18 @@ int main(int argc, char** argv) {
   row("detred/reduce<plus<float>>", kBytes,
       median_ms([&] { dc::reduce(static_cast<const float*>(xf), nf, of, -0.0f, plus_f{}, ws, ws_bytes); }), cub_sum,
       "cub/sum");
+
+  // --sweep: the generic reduce's launch shapes (tuning data, docs/PERFORMANCE.md); bits are the same for every one.
+  if (sweep)
+    for (int block : {128, 256})
+      for (int tiles : {1, 2, 4, 8, 16}) {
+        const std::string name = "sweep/reduce<plus<float>> b" + std::to_string(block) + " t" + std::to_string(tiles);
+        const dc::launch_config c{block, 0, tiles};
+        row(name.c_str(), kBytes, median_ms([&] {
+              dc::reduce(static_cast<const float*>(xf), nf, of, -0.0f, plus_f{}, ws, ws_bytes, nullptr, c);
+            }),
+            cub_sum, "cub/sum");
+      }
 
   // Product, min, max, argmin.
   const double cub_prod =
@@ -274,6 +290,18 @@ int main(int argc, char** argv) {
           dc::transform_reduce(static_cast<const std::int32_t*>(a), nf, node, ex::mssp_node{}, ex::mssp_leaf{},
                                ex::mssp_op{}, ws, ws_bytes);
         }));
+    // int32 extrema (issue 14's integer inputs) against CUB on the same int32 data.
+    const auto* xi = static_cast<const std::int32_t*>(a);
+    auto* oi = reinterpret_cast<std::int32_t*>(static_cast<char*>(out) + 3072);
+    const double cub_min_i = kBytes / median_ms([&] { cub::DeviceReduce::Min(cub_tmp, tb, xi, oi, nf); }) / 1e6;
+    row("cub/min/i32", kBytes, kBytes / cub_min_i / 1e6);
+    row("detred/min/i32", kBytes, median_ms([&] { dc::min(xi, nf, oi, ws, ws_bytes); }), cub_min_i, "cub/min");
+    const double cub_argmin_i =
+        kBytes / median_ms([&] { cub::DeviceReduce::ArgMin(cub_tmp, tb, xi, oi, idx, std::int64_t(nf)); }) / 1e6;
+    row("cub/argmin/i32", kBytes, kBytes / cub_argmin_i / 1e6);
+    row("detred/argmin/i32", kBytes,
+        median_ms([&] { dc::argmin(xi, nf, reinterpret_cast<std::uint64_t*>(idx), ws, ws_bytes); }), cub_argmin_i,
+        "cub/argmin");
     auto* m = reinterpret_cast<ex::mat2*>(static_cast<char*>(out) + 2048);
     row("detred/matrix2x2/u32", kBytes, median_ms([&] {
           dc::reduce(static_cast<const ex::mat2*>(a), kBytes / 16, m, ex::mat2_identity, ex::mat2_op{}, ws, ws_bytes);

@@ -273,4 +273,20 @@ TEST(Extrema, ArgminArgmaxLowestIndexAndNanRules) {
   EXPECT_THROW(max(static_cast<const float*>(nullptr), 1), detred::invalid_argument);
 }
 
+TEST(Extrema, Int32AndInt64PlainOrderLowestIndexAndEmpty) {
+  const std::vector<std::int32_t> a{5, -7, 3, -7, 9, 9};
+  EXPECT_EQ(min(a), -7);
+  EXPECT_EQ(max(a), 9);
+  EXPECT_EQ(argmin(a), 1u);
+  EXPECT_EQ(argmax(a), 4u);
+  const std::vector<std::int64_t> b{std::numeric_limits<std::int64_t>::max(), 0,
+                                    std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::min()};
+  EXPECT_EQ(min(b), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(argmin(b), 2u);
+  EXPECT_EQ(argmax(b), 0u);
+  EXPECT_EQ(min(std::vector<std::int32_t>{}), std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(max(std::vector<std::int64_t>{}), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(argmax(std::vector<std::int32_t>{}), 0u);
+}
+
 }  // namespace

@@ -22,9 +22,33 @@ struct mssp_node {
   std::int64_t sum, prefix, suffix, best;
 };
 DETRED_HD inline std::int64_t max64(std::int64_t a, std::int64_t b) { return a < b ? b : a; }
-// The leaf of x: every non-empty segment of [x] is x itself.
+// The node of N consecutive elements, left to right over the prefix sums S_0 = 0, S_1, ..., S_N in I: sum S_N,
+// prefix max S_k, suffix S_N - min_{k<N} S_k, best max_{j<k} (S_k - S_j). Every field is an exact integer, so this
+// is the node every association of mssp_op gives.
+template <class I, int N>
+DETRED_HD mssp_node mssp_run(const std::int32_t (&x)[N]) {
+  I s = x[0], lowest = s < 0 ? s : 0, prefix = s, best = s, suffix = s;
+  for (int k = 1; k < N; ++k) {
+    s += x[k];
+    best = best < s - lowest ? s - lowest : best;
+    prefix = prefix < s ? s : prefix;
+    if (k + 1 < N) lowest = s < lowest ? s : lowest;
+  }
+  if (N > 1) suffix = s - lowest;
+  return {std::int64_t(s), std::int64_t(prefix), std::int64_t(suffix), std::int64_t(best)};
+}
+// The leaf of x: every non-empty segment of [x] is x itself. run_root: the node of a run of N <= 32 elements (the
+// GPU engine's per-lane subtree, detred/cuda/transform_reduce.cuh), in int32 arithmetic when every |x| < 2^26 (no
+// sum of 32 of them overflows), else in int64.
 struct mssp_leaf {
   DETRED_HD mssp_node operator()(std::int32_t x) const { return {x, x, x, x}; }
+  template <int N>
+  DETRED_HD mssp_node run_root(const std::int32_t (&x)[N]) const {
+    static_assert(N <= 32, "mssp_leaf::run_root: at most 32 elements");
+    std::uint32_t spread = 0;  // the OR of x for x >= 0 and of -x - 1 for x < 0: < 2^26 iff every x in [-2^26, 2^26)
+    for (int k = 0; k < N; ++k) spread |= std::uint32_t(x[k] ^ (x[k] >> 31));
+    return spread < (1u << 26) ? mssp_run<std::int32_t>(x) : mssp_run<std::int64_t>(x);
+  }
 };
 struct mssp_op {
   DETRED_HD mssp_node operator()(const mssp_node& l, const mssp_node& r) const {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <ranges>
 #include <span>
@@ -51,6 +52,10 @@ template <class T>
 std::size_t argmin_n(const T* data, std::size_t n);
 template <class T>
 std::size_t argmax_n(const T* data, std::size_t n);
+
+// Inputs of min, max, argmin, argmax: the floating inputs and 32- and 64-bit signed integers.
+template <class T>
+concept extremum_input = floating_input<T> || std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
 
 inline void require_data(const void* data, std::size_t n, const char* function) {
   if (data == nullptr && n > 0) throw_invalid(function, "data is null but n > 0");
@@ -92,42 +97,44 @@ auto product(const R& x, const cpu_options& options = {}) {
 }
 
 // IEEE 754-2019 minimum / maximum of x[0..n): exact, so order-independent. NaN if any input is NaN (canonical NaN);
-// -0 is less than +0. Empty: +Inf for min, -Inf for max.
-template <floating_input T>
+// -0 is less than +0. Empty: +Inf for min, -Inf for max. int32/int64 inputs: the plain minimum / maximum; empty: the
+// type's largest value for min, its smallest for max.
+template <detail::extremum_input T>
 T min(const T* data, std::size_t n) {
   detail::require_data(data, n, "min");
   return detail::min_n(data, n);
 }
-template <floating_input T>
+template <detail::extremum_input T>
 T max(const T* data, std::size_t n) {
   detail::require_data(data, n, "max");
   return detail::max_n(data, n);
 }
 template <std::ranges::contiguous_range R>
-requires floating_input<detail::range_value<R>>
+requires detail::extremum_input<detail::range_value<R>>
 auto min(const R& x) { return min(std::ranges::data(x), std::ranges::size(x)); }
 template <std::ranges::contiguous_range R>
-requires floating_input<detail::range_value<R>>
+requires detail::extremum_input<detail::range_value<R>>
 auto max(const R& x) { return max(std::ranges::data(x), std::ranges::size(x)); }
 
 // The lowest index i at which x[i] is the value min(x) (resp. max(x)) returns: ties go to the lowest index, a NaN
 // anywhere makes it the first NaN's index, and -0 beats +0 for argmin (+0 beats -0 for argmax). Empty: returns n.
-template <floating_input T>
+// int32/int64 inputs: the lowest index of the minimum / maximum.
+template <detail::extremum_input T>
 std::size_t argmin(const T* data, std::size_t n) {
   detail::require_data(data, n, "argmin");
   return detail::argmin_n(data, n);
 }
-template <floating_input T>
+template <detail::extremum_input T>
 std::size_t argmax(const T* data, std::size_t n) {
   detail::require_data(data, n, "argmax");
   return detail::argmax_n(data, n);
 }
 template <std::ranges::contiguous_range R>
-requires floating_input<detail::range_value<R>> std::size_t argmin(const R& x) {
+requires detail::extremum_input<detail::range_value<R>> std::size_t argmin(const R& x) {
   return argmin(std::ranges::data(x), std::ranges::size(x));
 }
 template <std::ranges::contiguous_range R>
-requires floating_input<detail::range_value<R>> std::size_t argmax(const R& x) {
+requires detail::extremum_input<detail::range_value<R>> std::size_t argmax(const R& x) {
   return argmax(std::ranges::data(x), std::ranges::size(x));
 }
 

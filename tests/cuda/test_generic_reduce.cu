@@ -113,16 +113,24 @@ struct as_is {
 TEST(CudaGenericReduce, MaximumSegmentSumEqualsKadane) {
   DETRED_SKIP_WITHOUT_GPU();
   auto make = [](std::size_t n) {
+    // Small values (mssp_leaf::run_root's int32 path), the full int32 range (its int64 path), or small values with
+    // 1% full-range ones (both paths in one input).
     std::mt19937 rng(unsigned(n) + 5);
     std::vector<std::int32_t> x(n);
-    for (auto& v : x) v = std::int32_t(rng() % 2001) - 1000;
+    for (auto& v : x) {
+      const bool wide = n % 3 == 1 || (n % 3 == 2 && rng() % 100 == 0);
+      v = wide ? std::int32_t(rng()) : std::int32_t(rng() % 2001) - 1000;
+    }
     return x;
   };
   const int checked = for_every_launch<examples::mssp_node, std::int32_t>(
       make, examples::mssp_node{0, 0, 0, 0}, examples::mssp_leaf{}, examples::mssp_op{},
       [](const std::vector<std::int32_t>& x, const examples::mssp_node& gpu) {
         if (x.empty()) return gpu.best == 0;
-        return gpu.best == examples::mssp_sequential(x.data(), x.size());
+        examples::mssp_node left = examples::mssp_leaf{}(x[0]);  // every field, by a left fold (exact integers)
+        for (std::size_t i = 1; i < x.size(); ++i) left = examples::mssp_op{}(left, examples::mssp_leaf{}(x[i]));
+        return gpu.best == examples::mssp_sequential(x.data(), x.size()) && gpu.sum == left.sum &&
+               gpu.prefix == left.prefix && gpu.suffix == left.suffix && gpu.best == left.best;
       });
   EXPECT_GT(checked, 20);
 }

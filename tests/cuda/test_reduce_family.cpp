@@ -179,6 +179,47 @@ TEST(CudaReduceFamily, SpecialValuesAsOnTheCpu) {
   special_cases<bfloat16>();
 }
 
+// int32/int64 extrema against the CPU: random values with many ties, the type's extremes, every configuration, both
+// offsets (16-byte vector body with and without an unaligned head).
+template <class T>
+void integer_extrema() {
+  using K = cuda::extremum_kind;
+  int checked = 0;
+  for (std::size_t n : sizes_for(sizeof(T))) {
+    std::mt19937_64 rng(n * 7 + sizeof(T));
+    std::vector<T> x(n);
+    for (auto& v : x) {
+      const std::uint64_t r = rng();
+      v = r % 50 == 0   ? std::numeric_limits<T>::min()
+          : r % 50 == 1 ? std::numeric_limits<T>::max()
+          : r % 3 == 0  ? T(rng() % 7) - 3  // ties
+                        : T(rng());
+    }
+    for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+      device_copy<T> d(x, offset);
+      const T* p = d.data;
+      for (const auto& c : launch_configs()) {
+        EXPECT_EQ(cuda::extremum_to_host(p, n, K::min, d.ws, d.ws_bytes, nullptr, c), detred::min(x))
+            << "min n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
+        EXPECT_EQ(cuda::extremum_to_host(p, n, K::max, d.ws, d.ws_bytes, nullptr, c), detred::max(x))
+            << "max n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
+        EXPECT_EQ(cuda::arg_extremum_to_host(p, n, K::argmin, d.ws, d.ws_bytes, nullptr, c), detred::argmin(x))
+            << "argmin n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
+        EXPECT_EQ(cuda::arg_extremum_to_host(p, n, K::argmax, d.ws, d.ws_bytes, nullptr, c), detred::argmax(x))
+            << "argmax n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
+        if (::testing::Test::HasFailure()) return;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 20);
+}
+TEST(CudaReduceFamily, IntegerExtremaAsOnTheCpu) {
+  DETRED_SKIP_WITHOUT_GPU();
+  integer_extrema<std::int32_t>();
+  integer_extrema<std::int64_t>();
+}
+
 // n >= 2^31 (64-bit indices and counts): float, with the extreme values planted beyond index 2^31.
 TEST(CudaReduceFamily, MoreThanTwoToThe31Elements) {
   DETRED_SKIP_WITHOUT_GPU();

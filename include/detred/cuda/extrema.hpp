@@ -2,8 +2,10 @@
 // minimum / maximum (exact; NaN if any input is NaN, returned as the canonical NaN; -0 < +0), argmin / argmax the
 // lowest index of that value (a NaN anywhere: the first NaN's index). Empty input: +Inf (min), -Inf (max), n = 0
 // (argmin, argmax). Bit for bit the CPU's results for every n (64-bit), launch configuration and pointer alignment.
-// Inputs: half, bfloat16, float, double. Workspace: sum_workspace_bytes(n); asynchronous on `stream` except the
-// *_to_host forms.
+// Inputs: half, bfloat16, float, double, int32, int64 (integers: plain minimum / maximum, the lowest index of it;
+// empty: the type's largest value for min, its smallest for max). Streaming kernels over integer keys in the
+// contract's total order (src/cuda/reduce/extrema.cuh), not the canonical tree: the result is order-free.
+// Workspace: sum_workspace_bytes(n); asynchronous on `stream` except the *_to_host forms.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,23 +28,23 @@ void extremum_on_device(const T* d_in, std::uint64_t n, T* d_value_out, std::uin
                         const launch_config& config);
 }  // namespace detail
 
-template <floating_input T>
+template <detred::detail::extremum_input T>
 void min(const T* d_in, std::uint64_t n, T* d_out, void* d_workspace, std::size_t workspace_bytes,
          cudaStream_t stream = nullptr, const launch_config& config = {}) {
   detail::extremum_on_device(d_in, n, d_out, nullptr, extremum_kind::min, d_workspace, workspace_bytes, stream, config);
 }
-template <floating_input T>
+template <detred::detail::extremum_input T>
 void max(const T* d_in, std::uint64_t n, T* d_out, void* d_workspace, std::size_t workspace_bytes,
          cudaStream_t stream = nullptr, const launch_config& config = {}) {
   detail::extremum_on_device(d_in, n, d_out, nullptr, extremum_kind::max, d_workspace, workspace_bytes, stream, config);
 }
-template <floating_input T>
+template <detred::detail::extremum_input T>
 void argmin(const T* d_in, std::uint64_t n, std::uint64_t* d_out, void* d_workspace, std::size_t workspace_bytes,
             cudaStream_t stream = nullptr, const launch_config& config = {}) {
   detail::extremum_on_device(d_in, n, static_cast<T*>(nullptr), d_out, extremum_kind::argmin, d_workspace,
                              workspace_bytes, stream, config);
 }
-template <floating_input T>
+template <detred::detail::extremum_input T>
 void argmax(const T* d_in, std::uint64_t n, std::uint64_t* d_out, void* d_workspace, std::size_t workspace_bytes,
             cudaStream_t stream = nullptr, const launch_config& config = {}) {
   detail::extremum_on_device(d_in, n, static_cast<T*>(nullptr), d_out, extremum_kind::argmax, d_workspace,
@@ -50,7 +52,7 @@ void argmax(const T* d_in, std::uint64_t n, std::uint64_t* d_out, void* d_worksp
 }
 
 // min/max (value) or argmin/argmax (index, as a double-free integer) returned to the host; waits for `stream`.
-template <floating_input T>
+template <detred::detail::extremum_input T>
 T extremum_to_host(const T* d_in, std::uint64_t n, extremum_kind kind, void* d_workspace, std::size_t workspace_bytes,
                    cudaStream_t stream = nullptr, const launch_config& config = {}) {
   return detail::result_to_host<T>(
@@ -60,7 +62,7 @@ T extremum_to_host(const T* d_in, std::uint64_t n, extremum_kind kind, void* d_w
       },
       "cuda::extremum_to_host");
 }
-template <floating_input T>
+template <detred::detail::extremum_input T>
 std::uint64_t arg_extremum_to_host(const T* d_in, std::uint64_t n, extremum_kind kind, void* d_workspace,
                                    std::size_t workspace_bytes, cudaStream_t stream = nullptr,
                                    const launch_config& config = {}) {

@@ -12,7 +12,9 @@
 // Work decomposition (each piece a complete subtree, so none of it changes bits): a pass is 32 lanes x Items
 // consecutive elements (blocks/generic_warp_stage.cuh); its loads are staged through shared memory so that they are
 // coalesced, then each lane reduces its Items elements in registers (thread_subtree), the warp joins its 32 lanes
-// (warp_subtree_reduce), and a register counter joins a chunk's passes; one warp per chunk of tiles_per_chunk tiles
+// (warp_subtree_reduce), and a register counter joins a chunk's passes; the loads of the next two passes (one input;
+// the next pass with two inputs) are in flight meanwhile. A unary map may supply a whole lane run's root
+// (run_root_map below: MSSP's left-to-right int32 fold, say). One warp per chunk of tiles_per_chunk tiles
 // (a tile is 16 KiB of the first input). A finishing kernel (one block) pushes the chunk roots, the tail tiles' roots
 // and the remaining elements' complete trees into a binary counter, largest first, and folds it.
 //
@@ -22,6 +24,7 @@
 
 #include <cuda_runtime.h>
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -81,7 +84,17 @@ __device__ __forceinline__ Node apply_map(const Map& map, const X& x, const Y& y
     return map(x);
 }
 
-// Root of `passes` consecutive passes starting at element `first` (one warp; returned in every lane).
+// A unary map may also give the root of a lane's whole run at once: map.run_root(run) for `const X (&run)[N]`, N
+// consecutive elements, returning what thread_subtree<N> would build from the leaves map(run[i]) with the operator
+// (the map's author vouches for the same bits: exact integer arithmetic, say). Used in place of the N leaves and
+// N - 1 operator calls; the finishing kernel's single elements still take the leaves.
+template <class Map, class X, int N, class Node>
+concept run_root_map = requires(const Map& m, const X (&run)[N]) {
+  { m.run_root(run) } -> std::same_as<Node>;
+};
+
+// Root of `passes` consecutive passes starting at element `first` (one warp; returned in every lane). Loads run
+// ahead: two passes for one input (two register sets, used in turn), one pass each for two inputs.
 template <class Node, class X, class Y, int UnitBytes, class Map, class Op>
 __device__ __forceinline__ Node warp_passes_root(const X* __restrict__ x, const Y* __restrict__ y, std::uint64_t first,
                                                  int passes, uint4* slice_x, uint4* slice_y, const Map& map,
@@ -89,10 +102,8 @@ __device__ __forceinline__ Node warp_passes_root(const X* __restrict__ x, const 
   using shape = stage_shape<X>;
   constexpr bool binary = !std::is_same_v<Y, no_input>;
   constexpr int items = shape::items;
+  constexpr int ahead = binary ? 1 : 2;  // passes whose loads are in flight
   const int lane = threadIdx.x & 31;
-  uint4 ux[shape::units], uy[binary ? shape::units : 1];
-  stage_load<X, UnitBytes>(x + first, ux);
-  if constexpr (binary) stage_load<Y, UnitBytes>(y + first, uy);
   // Pass roots: in registers for small nodes, in the warp's shared slots for large ones.
   using counter = std::conditional_t<(sizeof(Node) > 8), shared_counter<Node, Op, generic_counter_levels>,
                                      register_counter<Node, Op, generic_counter_levels>>;
@@ -103,14 +114,15 @@ __device__ __forceinline__ Node warp_passes_root(const X* __restrict__ x, const 
       return counter(op);
   }();
   Node root{};
-#pragma unroll 1
-  for (int p = 0; p < passes; ++p) {
+  // Pass p, whose loads are in ux (and uy): through the slices, then pass p + ahead's loads into the same registers,
+  // then the lanes' runs, the warp and the counter.
+  const auto pass = [&](uint4(&ux)[shape::units], uint4(&uy)[binary ? shape::units : 1], int p) {
     X rx[items];
     stage_exchange<X>(ux, slice_x, rx);
     Y ry[binary ? items : 1];
     if constexpr (binary) stage_exchange<Y>(uy, slice_y, ry);
-    if (p + 1 < passes) {
-      const std::uint64_t next = first + std::uint64_t(p + 1) * shape::pass_elements;
+    if (p + ahead < passes) {
+      const std::uint64_t next = first + std::uint64_t(p + ahead) * shape::pass_elements;
       stage_load<X, UnitBytes>(x + next, ux);
       if constexpr (binary) stage_load<Y, UnitBytes>(y + next, uy);
     }
@@ -121,8 +133,30 @@ __device__ __forceinline__ Node warp_passes_root(const X* __restrict__ x, const 
       else
         return apply_map<Map, X, Y, Node>(map, rx[i], no_input{}, base + i);
     };
-    const Node lane_root = thread_subtree<items>(leaf, op);
+    const Node lane_root = [&] {
+      if constexpr (!binary && run_root_map<Map, X, items, Node>)
+        return map.run_root(rx);
+      else
+        return thread_subtree<items>(leaf, op);
+    }();
     root = joined.push(warp_subtree_reduce(lane_root, op), p);
+  };
+  uint4 ux[shape::units], uy[binary ? shape::units : 1];
+  stage_load<X, UnitBytes>(x + first, ux);
+  if constexpr (binary) {
+    stage_load<Y, UnitBytes>(y + first, uy);
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) pass(ux, uy, p);
+  } else {
+    uint4 vx[shape::units];
+    if (passes > 1) stage_load<X, UnitBytes>(x + first + shape::pass_elements, vx);
+    int p = 0;
+#pragma unroll 1
+    for (; p + 1 < passes; p += 2) {
+      pass(ux, uy, p);
+      pass(vx, uy, p + 1);
+    }
+    if (p < passes) pass(ux, uy, p);
   }
   return root;
 }
@@ -198,6 +232,34 @@ inline void validate_generic(const launch_config& c, const char* what) {
     detred::detail::throw_invalid(what, "launch_config.tiles_per_chunk must be 0, 1, 2, 4, 8 or 16");
 }
 
+// Throws unless d_workspace is a 16-byte aligned pointer to at least `needed` bytes.
+inline void validate_workspace(const void* d_workspace, std::size_t workspace_bytes, std::size_t needed,
+                               const char* what) {
+  if (d_workspace == nullptr || reinterpret_cast<std::uintptr_t>(d_workspace) % 16 != 0)
+    detred::detail::throw_invalid(what, "d_workspace must be a 16-byte aligned device pointer");
+  if (workspace_bytes < needed)
+    detred::detail::throw_invalid(what, "workspace too small: " + std::to_string(workspace_bytes) + " bytes, " +
+                                            std::to_string(needed) + " needed");
+}
+
+// Launches a one-block finishing kernel behind the work on `stream` with programmatic dependent launch (Hopper: its
+// launch overlaps the previous kernel's tail; it calls cudaGridDependencySynchronize before reading that kernel's
+// results).
+template <class... Params, class... Args>
+void launch_finishing_block(void (*kernel)(Params...), int threads, cudaStream_t stream, const char* what,
+                            Args... args) {
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t finish{};
+  finish.gridDim = dim3(1);
+  finish.blockDim = dim3(unsigned(threads));
+  finish.stream = stream;
+  finish.attrs = &overlap;
+  finish.numAttrs = 1;
+  check(cudaLaunchKernelEx(&finish, kernel, args...), what);
+}
+
 template <class T>
 constexpr int natural_unit_bytes() {
   return alignof(T) >= 8 ? 8 : alignof(T) >= 4 ? 4 : alignof(T) >= 2 ? 2 : 1;
@@ -228,12 +290,7 @@ void transform_reduce_finalized(const X* d_x, const Y* d_y, std::uint64_t n, Out
   if (addr_x % alignof(X) != 0 || (binary && addr_y % alignof(Y) != 0))
     detred::detail::throw_invalid(what, "an input pointer is not aligned to its element type");
   if (d_out == nullptr) detred::detail::throw_invalid(what, "d_out is null");
-  if (d_workspace == nullptr || reinterpret_cast<std::uintptr_t>(d_workspace) % 16 != 0)
-    detred::detail::throw_invalid(what, "d_workspace must be a 16-byte aligned device pointer");
-  const std::size_t needed = transform_reduce_workspace_bytes<X, Node>(n);
-  if (workspace_bytes < needed)
-    detred::detail::throw_invalid(what, "workspace too small: " + std::to_string(workspace_bytes) + " bytes, " +
-                                            std::to_string(needed) + " needed");
+  detail::validate_workspace(d_workspace, workspace_bytes, transform_reduce_workspace_bytes<X, Node>(n), what);
 
   int device = 0, sms = 1;
   check(cudaGetDevice(&device), "cudaGetDevice");
@@ -279,18 +336,9 @@ void transform_reduce_finalized(const X* d_x, const Y* d_y, std::uint64_t n, Out
     kernel<<<unsigned(grid), unsigned(block_threads), smem, stream>>>(plan, items, map, op);
     check(cudaGetLastError(), "launching generic_chunk_kernel");
   }
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t finish{};
-  finish.gridDim = dim3(1);
-  finish.blockDim = dim3(detail::generic_finish_threads);
-  finish.stream = stream;
-  finish.attrs = &overlap;
-  finish.numAttrs = 1;
-  check(cudaLaunchKernelEx(&finish, detail::generic_finish_kernel<Node, X, Y, Out, Map, Op, Finalize>, plan, map, op,
-                           finalize, d_out),
-        "launching generic_finish_kernel");
+  detail::launch_finishing_block(detail::generic_finish_kernel<Node, X, Y, Out, Map, Op, Finalize>,
+                                 detail::generic_finish_threads, stream, "launching generic_finish_kernel", plan, map,
+                                 op, finalize, d_out);
 }
 
 namespace detail {

@@ -1,5 +1,6 @@
-// The operators behind product, min/max/argmin/argmax, dot, nrm2 and asum, shared by the CPU and CUDA backends
-// (DETRED_HD): the same operator in the same canonical order gives the same bits on both.
+// The operators behind product, dot, nrm2 and asum, shared by the CPU and CUDA backends (DETRED_HD): the same
+// operator in the same canonical order gives the same bits on both. min/max/argmin/argmax need no operator here:
+// src/cpu/extrema.cpp and, on the GPU, src/cuda/reduce/extrema.cuh.
 #pragma once
 
 #include <cstdint>
@@ -17,54 +18,6 @@ struct multiply_op {
 template <class A>
 struct plus_op {
   DETRED_HD A operator()(A left, A right) const { return left + right; }
-};
-
-// The comparison type of an input: float for 16-bit inputs (exact widening), else the input type.
-template <class T>
-using compare_type = std::conditional_t<(sizeof(T) == 2), float, T>;
-
-template <class T>
-DETRED_HD bool negative_sign(T x) {
-  return (bits_of(x) >> (8 * sizeof(T) - 1)) != 0;
-}
-
-// True when x beats best under IEEE 754-2019 minimum (Min) or maximum, neither being NaN: strictly better, or the
-// better-signed zero (-0 for minimum, +0 for maximum).
-template <bool Min, class T>
-DETRED_HD bool better_than(T x, T best) {
-  const compare_type<T> v = widen<compare_type<T>>(x), b = widen<compare_type<T>>(best);
-  if (Min ? v < b : v > b) return true;
-  return v == 0 && b == 0 && negative_sign(x) == Min && negative_sign(best) != Min;
-}
-
-// IEEE 754-2019 minimum (Min) / maximum: NaN if either operand is NaN (the left one's when both are), -0 < +0.
-// Exact, associative and commutative; the result is canonicalised (canonicalize_nan) at the end.
-template <bool Min, class T>
-struct extremum_op {
-  DETRED_HD T operator()(T left, T right) const {
-    const compare_type<T> a = widen<compare_type<T>>(left), b = widen<compare_type<T>>(right);
-    if (a != a) return left;
-    if (b != b) return right;
-    if (Min ? b < a : b > a) return right;
-    // Equal values: the same bits, except for zeros, where minimum wants -0 and maximum +0.
-    return (a == b && negative_sign(right) == Min) ? right : left;
-  }
-};
-
-// argmin / argmax: a value and its index. The left operand always covers lower indices (canonical order), so keeping
-// the left one on ties and the first NaN gives the lowest index of the extreme, or of the first NaN.
-template <class T>
-struct arg_node {
-  T value;
-  std::uint64_t index;
-};
-template <bool Min, class T>
-struct arg_extremum_op {
-  DETRED_HD arg_node<T> operator()(arg_node<T> left, arg_node<T> right) const {
-    if (is_nan(left.value)) return left;
-    if (is_nan(right.value)) return right;
-    return better_than<Min>(right.value, left.value) ? right : left;
-  }
 };
 
 template <class A>

@@ -1,5 +1,5 @@
-// The maps and finalizers that turn the generic engine (detred/cuda/transform_reduce.cuh) into product, extrema and
-// BLAS-1 reductions with the CPU's operators (detail/reduce_ops.hpp) and the CPU's empty-input and NaN rules.
+// The maps and finalizers that turn the generic engine (detred/cuda/transform_reduce.cuh) into product and BLAS-1
+// reductions with the CPU's operators (detail/reduce_ops.hpp) and the CPU's empty-input and NaN rules.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -48,16 +48,6 @@ struct nrm2_map {
     return detred::detail::nrm2_leaf(widen_on_device<A>(x));
   }
 };
-template <class T>
-struct arg_map {
-  __device__ detred::detail::arg_node<T> operator()(T x, std::uint64_t i) const { return {x, i}; }
-};
-struct same_map {
-  template <class T>
-  __device__ T operator()(T x) const {
-    return x;
-  }
-};
 
 // Result rules: the empty result, NaN canonicalised.
 template <class A>
@@ -70,13 +60,6 @@ struct nrm2_finalize {
   __device__ A operator()(bool empty, detred::detail::nrm2_node<A> root) const {
     if (empty) return A(0);
     return canonicalize_nan(A(root.scale * sqrt(root.ssq)));
-  }
-};
-template <class T>
-struct index_or {
-  std::uint64_t n;
-  __device__ std::uint64_t operator()(bool empty, detred::detail::arg_node<T> root) const {
-    return empty ? n : root.index;
   }
 };
 
