@@ -20,15 +20,11 @@
 #include "detred/verify/error_bounds.hpp"
 #include "detred/verify/exact_sum.hpp"
 #include "detred/verify/generators.hpp"
+#include "tests/support/gpu_test.hpp"
 #include "tests/support/type_pairs.hpp"
 
 namespace {
 using namespace detred;
-
-// A macro, not a function: GTEST_SKIP() returns from the function it is written in, which must be the test body.
-#define DETRED_SKIP_WITHOUT_GPU() \
-  if (cuda::device_count() == 0)  \
-  GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)"
 
 // A device copy of one input, placed `offset` elements past a 256-byte boundary, and a workspace for it.
 template <class T>
@@ -62,25 +58,6 @@ class device_input {
   std::size_t workspace_bytes_ = 0;
 };
 
-// DETRED_GPU_TEST_QUICK=1 (used under compute-sanitizer, which slows kernels 10-100x) keeps 5 configurations and
-// sizes up to 2^17 + 1.
-bool quick() { return std::getenv("DETRED_GPU_TEST_QUICK") != nullptr; }
-
-// 30 launch configurations: the default, and shapes that move every chunk, tile and grid boundary.
-std::vector<cuda::launch_config> launch_configs() {
-  std::vector<cuda::launch_config> configs{{}};
-  if (quick()) return {{}, {32, 1, 1}, {96, 0, 2}, {256, 3, 16}, {160, 1000, 4}};
-  for (int block : {32, 96, 256})
-    for (int tiles : {1, 2, 4, 16})
-      for (int grid : {1, 0}) configs.push_back({block, grid, tiles});
-  configs.push_back({64, 3, 8});
-  configs.push_back({128, 7, 16});
-  configs.push_back({160, 1000, 1});
-  configs.push_back({224, 133, 2});
-  configs.push_back({256, 4096, 4});
-  return configs;
-}
-
 // Sizes at and around every boundary: warp lanes, tiles (2^11..2^13 elements), chunks (up to 16 tiles), the finishing
 // block (512 roots), plus seeded random sizes.
 std::vector<std::size_t> boundary_sizes() {
@@ -90,7 +67,7 @@ std::vector<std::size_t> boundary_sizes() {
     for (long d : {-1L, 0L, 1L}) sizes.push_back(base + d);
   std::mt19937_64 rng(20261122);
   for (int i = 0; i < 6; ++i) sizes.push_back(rng() % (std::size_t{3} << 20));
-  if (quick()) std::erase_if(sizes, [](std::size_t n) { return n > (std::size_t{1} << 17) + 1; });
+  if (test::gpu_test_quick()) std::erase_if(sizes, [](std::size_t n) { return n > (std::size_t{1} << 17) + 1; });
   return sizes;
 }
 
@@ -111,7 +88,7 @@ std::vector<T> wide_values(std::size_t n, std::uint64_t seed) {
 
 template <class T, class A>
 void expect_equal_to_cpu_everywhere() {
-  const auto configs = launch_configs();
+  const auto configs = test::canonical_launch_configs();
   int checked = 0;
   for (std::size_t n : boundary_sizes()) {
     const std::vector<T> x = wide_values<T>(n, n * 31 + 7);
@@ -213,7 +190,7 @@ TEST(CudaCanonicalSum, ErrorWithinDocumentedBoundOnIllConditionedInputs) {
 // n >= 2^31: 64-bit counts and indexing all the way through (4 GiB of bfloat16).
 TEST(CudaCanonicalSum, InputsBeyondTwoToTheThirtyOne) {
   DETRED_SKIP_WITHOUT_GPU();
-  if (quick()) GTEST_SKIP() << "DETRED_GPU_TEST_QUICK: the 4 GiB case is left to the full run";
+  if (test::gpu_test_quick()) GTEST_SKIP() << "DETRED_GPU_TEST_QUICK: the 4 GiB case is left to the full run";
   const std::size_t n = (std::size_t{1} << 31) + 12345;
   std::vector<bfloat16> x(n);
   std::uint64_t state = 1;

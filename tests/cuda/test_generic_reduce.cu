@@ -19,28 +19,11 @@
 #include "detred/reduce.hpp"
 #include "examples/worked/operators.hpp"
 
+#include "tests/support/gpu_test.hpp"
+
 namespace {
 using namespace detred;
 using examples::affine;
-
-#define DETRED_SKIP_WITHOUT_GPU() \
-  if (cuda::device_count() == 0)  \
-  GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)"
-
-bool quick() { return std::getenv("DETRED_GPU_TEST_QUICK") != nullptr; }
-
-// 24 launch configurations (5 under DETRED_GPU_TEST_QUICK, for compute-sanitizer).
-std::vector<cuda::launch_config> launch_configs() {
-  if (quick()) return {{}, {32, 1, 1}, {96, 0, 2}, {256, 3, 16}, {160, 1000, 4}};
-  std::vector<cuda::launch_config> configs{{}};
-  for (int block : {32, 96, 256})
-    for (int tiles : {1, 4, 16})
-      for (int grid : {1, 0}) configs.push_back({block, grid, tiles});
-  for (cuda::launch_config c :
-       {cuda::launch_config{64, 3, 8}, {128, 7, 2}, {160, 1000, 1}, {224, 133, 2}, {256, 4096, 4}})
-    configs.push_back(c);
-  return configs;
-}
 
 // Sizes around the boundaries of passes (32 * Items elements), tiles (16 KiB of input) and chunks (up to 16 tiles)
 // for every element size here, plus seeded random ones.
@@ -51,7 +34,7 @@ std::vector<std::size_t> sizes_for(std::size_t element_bytes) {
     for (long d : {-1L, 0L, 1L}) sizes.push_back(base + d);
   std::mt19937_64 rng(element_bytes * 1000 + 14);
   for (int i = 0; i < 4; ++i) sizes.push_back(rng() % (40 * tile));
-  if (quick()) std::erase_if(sizes, [&](std::size_t n) { return n > 2 * tile + 1; });
+  if (test::gpu_test_quick()) std::erase_if(sizes, [&](std::size_t n) { return n > 2 * tile + 1; });
   return sizes;
 }
 
@@ -80,7 +63,7 @@ struct workspace {
 template <class Node, class X, class Make, class Map, class Op, class Expect>
 int for_every_launch(Make make, Node identity, Map map, Op op, Expect expect) {
   int checked = 0;
-  const auto configs = launch_configs();
+  const auto configs = test::canonical_launch_configs();
   for (std::size_t n : sizes_for(sizeof(X))) {
     const std::vector<X> x = make(n);
     for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {

@@ -20,28 +20,11 @@
 #include "detred/cuda/extrema.hpp"
 #include "detred/cuda/reduce.hpp"
 #include "detred/reduce.hpp"
+#include "tests/support/gpu_test.hpp"
 #include "tests/support/type_pairs.hpp"
 
 namespace {
 using namespace detred;
-
-#define DETRED_SKIP_WITHOUT_GPU() \
-  if (cuda::device_count() == 0)  \
-  GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)"
-
-bool quick() { return std::getenv("DETRED_GPU_TEST_QUICK") != nullptr; }
-
-std::vector<cuda::launch_config> launch_configs() {
-  if (quick()) return {{}, {32, 1, 1}, {96, 0, 2}, {256, 3, 16}, {160, 1000, 4}};
-  std::vector<cuda::launch_config> configs{{}};
-  for (int block : {32, 96, 256})
-    for (int tiles : {1, 4, 16})
-      for (int grid : {1, 0}) configs.push_back({block, grid, tiles});
-  for (cuda::launch_config c :
-       {cuda::launch_config{64, 3, 8}, {128, 7, 2}, {160, 1000, 1}, {224, 133, 2}, {256, 4096, 4}})
-    configs.push_back(c);
-  return configs;
-}
 
 // Around passes (32 x 64 bytes), tiles (16 KiB) and chunks (1..16 tiles) of this element size.
 std::vector<std::size_t> sizes_for(std::size_t element_bytes) {
@@ -51,7 +34,7 @@ std::vector<std::size_t> sizes_for(std::size_t element_bytes) {
     for (long d : {-1L, 0L, 1L}) sizes.push_back(base + d);
   std::mt19937_64 rng(element_bytes * 77 + 14);
   for (int i = 0; i < 3; ++i) sizes.push_back(rng() % (50 * tile));
-  if (quick()) std::erase_if(sizes, [&](std::size_t n) { return n > 2 * tile + 1; });
+  if (test::gpu_test_quick()) std::erase_if(sizes, [&](std::size_t n) { return n > 2 * tile + 1; });
   return sizes;
 }
 
@@ -101,7 +84,7 @@ int check_all(const std::vector<T>& x, const std::vector<T>& y, std::size_t offs
   const A cpu_product = detred::product<A>(x), cpu_dot = detred::dot<A>(x.data(), y.data(), n),
           cpu_nrm2 = detred::nrm2<A>(x.data(), n), cpu_asum = detred::asum<A>(x.data(), n);
   int checked = 0;
-  for (const auto& c : launch_configs()) {
+  for (const auto& c : test::canonical_launch_configs()) {
     const A p = cuda::product_to_host<A>(static_cast<const T*>(dx.data), n, dx.ws, dx.ws_bytes, nullptr, c);
     EXPECT_EQ(bits_of(p), bits_of(cpu_product))
         << what << " product n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
@@ -198,7 +181,7 @@ void integer_extrema() {
     for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
       device_copy<T> d(x, offset);
       const T* p = d.data;
-      for (const auto& c : launch_configs()) {
+      for (const auto& c : test::canonical_launch_configs()) {
         EXPECT_EQ(cuda::extremum_to_host(p, n, K::min, d.ws, d.ws_bytes, nullptr, c), detred::min(x))
             << "min n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
         EXPECT_EQ(cuda::extremum_to_host(p, n, K::max, d.ws, d.ws_bytes, nullptr, c), detred::max(x))
@@ -223,7 +206,7 @@ TEST(CudaReduceFamily, IntegerExtremaAsOnTheCpu) {
 // n >= 2^31 (64-bit indices and counts): float, with the extreme values planted beyond index 2^31.
 TEST(CudaReduceFamily, MoreThanTwoToThe31Elements) {
   DETRED_SKIP_WITHOUT_GPU();
-  if (quick()) GTEST_SKIP() << "n >= 2^31 is skipped in quick mode";
+  if (test::gpu_test_quick()) GTEST_SKIP() << "n >= 2^31 is skipped in quick mode";
   const std::size_t n = (std::size_t{1} << 31) + 4099;
   std::vector<float> x(n);
   std::mt19937 rng(31);

@@ -1,0 +1,34 @@
+// Shared pieces of the GPU test programs: the skip without a device, the quick mode for compute-sanitizer, and the
+// launch configurations that every canonical-order GPU test runs.
+#pragma once
+
+#include <cstdlib>
+#include <vector>
+
+#include "detred/cuda/device.hpp"
+#include "detred/cuda/launch_config.hpp"
+
+// A macro, not a function: GTEST_SKIP() returns from the function it is written in, which must be the test body.
+#define DETRED_SKIP_WITHOUT_GPU()          \
+  if (::detred::cuda::device_count() == 0) \
+  GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)"
+
+namespace detred::test {
+
+// DETRED_GPU_TEST_QUICK=1 (used under compute-sanitizer, which slows kernels 10-100x): fewer configurations and sizes.
+inline bool gpu_test_quick() { return std::getenv("DETRED_GPU_TEST_QUICK") != nullptr; }
+
+// 30 launch configurations (5 in quick mode): the default, and shapes that move every chunk, tile and grid boundary.
+inline std::vector<cuda::launch_config> canonical_launch_configs() {
+  if (gpu_test_quick()) return {{}, {32, 1, 1}, {96, 0, 2}, {256, 3, 16}, {160, 1000, 4}};
+  std::vector<cuda::launch_config> configs{{}};
+  for (int block : {32, 96, 256})
+    for (int tiles : {1, 2, 4, 16})
+      for (int grid : {1, 0}) configs.push_back({block, grid, tiles});
+  for (cuda::launch_config c :
+       {cuda::launch_config{64, 3, 8}, {128, 7, 16}, {160, 1000, 1}, {224, 133, 2}, {256, 4096, 4}})
+    configs.push_back(c);
+  return configs;
+}
+
+}  // namespace detred::test
