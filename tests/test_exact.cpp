@@ -53,6 +53,19 @@ TEST(ExactSum, DataSetsEveryTypePair) {
   });
 }
 
+// The GPU fast path's window boundaries and zero signs at scale (tests/support/exact_inputs.hpp), on the CPU too: the
+// same inputs are the GPU test's, so GPU == CPU == reference is checked on them.
+TEST(ExactSum, WindowBoundariesAndCancellingPairs) {
+  for_each_type_pair([]<class A, class T>() {
+    for (std::size_t n : {std::size_t{9}, std::size_t{4097}, (std::size_t{1} << 18) + 77})
+      expect_exact<A, T>(window_boundary_data<T>(n, 17 * n + 5), "window boundaries");
+    for (std::size_t pairs : {std::size_t{3}, std::size_t{5000}}) {
+      expect_exact<A, T>(cancelling_pairs<T>(pairs, pairs, false), "x, -x pairs");
+      expect_exact<A, T>(cancelling_pairs<T>(pairs, pairs, true), "-0.0 only");
+    }
+  });
+}
+
 TEST(ExactSum, EveryExponentPairCancels) {
   // x + y - x for x, y over every binade (doubles): the small term must survive any large one.
   std::vector<double> x;
