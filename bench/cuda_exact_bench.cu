@@ -4,7 +4,9 @@
 // the device (64 to 256 copies: far larger than the L2). The exact result is checked against exact_accumulator
 // states (the base block's state merged once per copy), bit for bit, on every timed call. Median of `reps` CUDA-event
 // timings of one call each, workspaces preallocated; then the latency at n = 2^16.
-// Usage: bench_cuda_exact [reps]   (default 15)
+// With --variants, kernel 1's other tunings (src/cuda/exact/exact_sum_kernels.cuh, exact_tuning_of) are timed and
+// checked the same way, for fp32 and fp64.
+// Usage: bench_cuda_exact [reps] [--variants]   (default 15)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -14,11 +16,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cub/device/device_reduce.cuh>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
+#include "src/cuda/exact/exact_sum_kernels.cuh"
 #include "tests/support/exact_inputs.hpp"
 
 namespace exact_bench {
@@ -95,8 +100,19 @@ std::uint64_t raw(T x) {
   return std::uint64_t(bits_of(x));
 }
 
+// Tunings compared by --variants (the default's figures are the main lines).
+template <class T>
+using variants = std::conditional_t<
+    std::same_as<T, double>,
+    std::tuple<detred::cuda::detail::exact_tuning_of<T, 8, 1, false>,
+               detred::cuda::detail::exact_tuning_of<T, 8, 1, true>,
+               detred::cuda::detail::exact_tuning_of<T, 16, 1, true>>,
+    std::tuple<
+        detred::cuda::detail::exact_tuning_of<T, 4, 1, false>, detred::cuda::detail::exact_tuning_of<T, 4, 1, true>,
+        detred::cuda::detail::exact_tuning_of<T, 8, 2, false>, detred::cuda::detail::exact_tuning_of<T, 4, 3, false>>>;
+
 template <class A, class T>
-bool run(const char* tname, int reps) {
+bool run(const char* tname, int reps, bool with_variants) {
   const std::size_t n = kBytes / sizeof(T);
   T* d = nullptr;
   check(cudaMalloc(&d, kBytes), "cudaMalloc");
@@ -142,6 +158,27 @@ bool run(const char* tname, int reps) {
         tname, test::name_of(set), n, gb / (cub_ms * 1e-3), cub_ms, gb / (exact_ms * 1e-3), exact_ms, cub_ms / exact_ms,
         same ? "yes" : "NO");
     ok = ok && same;
+    if (with_variants && sizeof(T) >= 4) {
+      std::apply(
+          [&]<class... Tune>(Tune...) {
+            (
+                [&] {
+                  auto call = [&] { cuda::detail::launch_exact_sum_tuned<A, T, Tune>(d, n, d_out, ws, nullptr); };
+                  call();
+                  const float ms = median_ms(reps, call);
+                  A got;
+                  check(cudaMemcpy(&got, d_out, sizeof(A), cudaMemcpyDeviceToHost), "copy");
+                  const bool v_same = raw(got) == raw(expected);
+                  ok = ok && v_same;
+                  std::printf(
+                      "      variant unroll=%d columns=%d atomic=%d: %7.1f GB/s (%.3f ms)  /CUB %.2f  exact==ref %s\n",
+                      Tune::unroll, Tune::columns, int(Tune::atomic), gb / (ms * 1e-3), ms, cub_ms / ms,
+                      v_same ? "yes" : "NO");
+                }(),
+                ...);
+          },
+          variants<T>{});
+    }
   }
   // Latency at n = 2^16 (uniform data already in the buffer's start is overwritten by the last data set: refill).
   {
@@ -173,15 +210,16 @@ bool run(const char* tname, int reps) {
 int main(int argc, char** argv) {
   using namespace exact_bench;
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+  const bool with_variants = argc > 2 && std::string(argv[2]) == "--variants";
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf("device: %s, %d SMs; 1 GiB per data set; median of %d CUDA-event timings per figure\n", prop.name,
               prop.multiProcessorCount, reps);
   bool ok = true;
-  ok = run<float, float>("f32", reps) && ok;
-  ok = run<double, double>("f64", reps) && ok;
-  ok = run<float, detred::half>("f16", reps) && ok;
-  ok = run<float, bfloat16>("bf16", reps) && ok;
+  ok = run<float, float>("f32", reps, with_variants) && ok;
+  ok = run<double, double>("f64", reps, with_variants) && ok;
+  ok = run<float, detred::half>("f16", reps, with_variants) && ok;
+  ok = run<float, bfloat16>("bf16", reps, with_variants) && ok;
   std::printf("%s\n", ok ? "all exact results equal the reference" : "SOME EXACT RESULT DIFFERS");
   return ok ? 0 : 1;
 }

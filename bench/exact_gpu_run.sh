@@ -16,7 +16,7 @@ run_test test_exact_kernel_on_host 60
 run_test test_exact 120
 run_test test_cuda_exact_sum 150
 run_test test_properties_cuda 120 --gtest_filter='*Exact*:*SumProperties*'
-start=$(date +%s); timeout 200 ./bench_cuda_exact 15 > $OUT/bench.txt 2>&1
+start=$(date +%s); timeout 200 ./bench_cuda_exact 15 ${BENCH_ARGS:-} > $OUT/bench.txt 2>&1
 echo "bench rc=$? $(( $(date +%s) - start ))s" | tee -a $OUT/summary.txt
 run_sanitizer() {  # tool filter
   local start=$(date +%s)

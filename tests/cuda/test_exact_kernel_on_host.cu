@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "src/cuda/exact/exact_sum_kernels.cuh"
@@ -26,29 +27,30 @@ std::uint64_t raw(T x) {
 }
 
 // The kernel's result for x placed `offset` elements past a 16-byte boundary, `wanted` blocks, computed on the host.
-template <class A, class T>
+template <class A, class T, class Tune>
 A emulated_exact_sum(const std::vector<T>& x, std::uint64_t wanted, int offset) {
   using S = exact_state<T>;
-  constexpr int L = S::limb_count, B = exact_block_threads;
+  constexpr int L = S::limb_count, B = exact_block_threads, C = Tune::columns;
   const std::uint64_t n = x.size();
   std::vector<uint4> storage((n * sizeof(T) + 64) / sizeof(uint4) + 1);
   T* data = reinterpret_cast<T*>(storage.data()) + offset;
   if (n) std::memcpy(data, x.data(), n * sizeof(T));
   const exact_partition part = exact_partition_for<T>(data, n, wanted);
   S total;
-  std::vector<long long> limbs(std::size_t(L) * B);
+  std::vector<long long> limbs(std::size_t(C) * L * B);
   for (std::uint64_t block = 0; block < part.blocks; ++block) {
     std::fill(limbs.begin(), limbs.end(), 0);
     unsigned flags = 0;
     for (int tid = 0; tid < B; ++tid) {
-      exact_thread<T> th{limbs.data() + tid};
-      exact_thread_terms<T>(th, data, n, part.head, part.vectors, part.per_block, block, tid);
+      exact_thread<T, Tune> th{limbs.data() + tid};
+      exact_thread_terms(th, data, n, part.head, part.vectors, part.per_block, block, tid);
       flags |= th.flags;
     }
     S state;
     for (int k = 0; k < L; ++k) {
       long long s = 0;
-      for (int t = 0; t < B; ++t) s += limbs[std::size_t(k) * B + t];
+      for (int c = 0; c < C; ++c)
+        for (int t = 0; t < B; ++t) s += limbs[std::size_t(c * L + k) * B + t];
       state.set_raw(k, s);
     }
     state.set_count(0, flags, 1u << 29);  // unnormalised limbs: merge normalises first
@@ -57,16 +59,25 @@ A emulated_exact_sum(const std::vector<T>& x, std::uint64_t wanted, int offset) 
   return total.template rounded<A>();
 }
 
+template <class A, class T, class Tune>
+void expect_emulated_exact_tuned(const std::vector<T>& x, A expected, const char* what) {
+  for (int offset : {0, 1, 3})
+    for (std::uint64_t wanted : {1u, 3u, 7u})
+      ASSERT_EQ(raw(emulated_exact_sum<A, T, Tune>(x, wanted, offset)), raw(expected))
+          << what << " " << float_traits<A>::name << "<-" << float_traits<T>::name << " n=" << x.size()
+          << " offset=" << offset << " blocks=" << wanted << " unroll=" << Tune::unroll << " columns=" << Tune::columns;
+}
+
 template <class A, class T>
 void expect_emulated_exact(const std::vector<T>& x, const char* what) {
   exact_state<T> s;
   s.add(x.data(), x.size());
   const A expected = s.template rounded<A>();
-  for (int offset : {0, 1, 3})
-    for (std::uint64_t wanted : {1u, 3u, 7u})
-      ASSERT_EQ(raw(emulated_exact_sum<A, T>(x, wanted, offset)), raw(expected))
-          << what << " " << float_traits<A>::name << "<-" << float_traits<T>::name << " n=" << x.size()
-          << " offset=" << offset << " blocks=" << wanted;
+  // The default tuning and others (bench/experiments/exact_variants.cu): the tuning must not change a bit.
+  using tunings = std::tuple<exact_default_tuning<T>, exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 8, 2, false>,
+                             exact_tuning_of<T, 4, 3, true>>;
+  std::apply([&]<class... Tune>(Tune...) { (expect_emulated_exact_tuned<A, T, Tune>(x, expected, what), ...); },
+             tunings{});
 }
 
 TEST(CudaExactKernelOnHost, DataSetsWindowBoundariesAndZeros) {
@@ -87,18 +98,18 @@ TEST(CudaExactKernelOnHost, DataSetsWindowBoundariesAndZeros) {
 template <class T>
 void expect_headroom_kept(T largest, std::uint64_t count) {
   using S = exact_state<T>;
-  std::vector<long long> limbs(std::size_t(S::limb_count) * exact_block_threads);
+  std::vector<long long> limbs(std::size_t(S::limb_count) * exact_block_threads * 4);
   exact_thread<T> th{limbs.data()};
   S expected;
   for (std::uint64_t i = 0; i < count; ++i) {
     th.reserve(1);
-    th.add(exact_scalar_bits<T>(largest));
+    th.add(exact_scalar_bits<T>(largest), 0);
     expected.add(largest);
   }
   th.deposit();
   S got;
   for (int k = 0; k < S::limb_count; ++k) got.set_raw(k, limbs[std::size_t(k) * exact_block_threads]);
-  got.set_count(count, th.flags | (th.seen ? S::flag_not_only_negative_zero : 0u), 1u << 29);
+  got.set_count(count, th.flags, 1u << 29);
   EXPECT_EQ(raw(got.template rounded<double>()), raw(expected.template rounded<double>()));
 }
 

@@ -61,9 +61,24 @@ struct exact_window_traits<float> {
   static constexpr unsigned headroom = 1u << 14;  // |acc| < 2^14 * 2^48 = 2^62
 };
 
-// One thread's accumulation: the register window and the thread's own limbs in shared memory (limb k at
-// limbs[k * exact_block_threads]).
+// Kernel 1's tuning (speed only: every choice adds the same exact values; bench/experiments/exact_variants.cu
+// compares them): 16-byte vectors a thread loads per step, copies of the limbs per thread (slow-path terms of a step
+// alternate between them, so consecutive read-modify-writes of one thread do not wait for each other), and whether
+// slow-path digits go in by shared-memory atomic adds (no read-modify-write chain; still no contention: each thread
+// has its own copy).
+template <class T, int Unroll, int Columns, bool Atomic>
+struct exact_tuning_of {
+  static constexpr int unroll = Unroll;
+  static constexpr int columns = Columns;
+  static constexpr bool atomic = Atomic;
+};
 template <class T>
+using exact_default_tuning =
+    std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 16, 1, false>, exact_tuning_of<T, 4, 2, false>>;
+
+// One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
+// limbs[(c * limb_count + k) * exact_block_threads]).
+template <class T, class Tune = exact_default_tuning<T>>
 struct exact_thread {
   using S = exact_state<T>;
   using F = exact_work<T>;
@@ -71,22 +86,34 @@ struct exact_thread {
   using bits = typename W::bits;
   using acc_t = typename W::acc;
   using uacc = typename W::uacc;
+  static constexpr int sign_shift = int(sizeof(bits) * 8) - 1;
 
   long long* limbs;
   acc_t acc = 0;
-  int top = W::window + 1;  // the window's bottom field, top - window, stays >= 1: a fast term is never subnormal
+  // The window is fields base .. base + window. It starts empty of fields (base + window = -1); the first nonzero
+  // finite term moves it to top = max(field, window + 1), so base >= 1 from then on: a fast term is never subnormal.
+  int base = -W::window - 1;
   unsigned room = W::headroom;
   unsigned flags = 0;
-  unsigned seen = 0;  // nonzero once a term took the fast path (such a term is not -0.0)
 
-  DETRED_HD DETRED_INLINE void add_digit(int k, long long d) { limbs[k * exact_block_threads] += d; }
+  DETRED_HD DETRED_INLINE void add_digit(int k, long long d, int column) {
+    long long* limb = limbs + (column * S::limb_count + k) * exact_block_threads;
+#ifdef __CUDA_ARCH__
+    if constexpr (Tune::atomic) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(limb), (unsigned long long)d);
+      return;
+    }
+#endif
+    *limb += d;
+  }
 
-  // Deposits acc * 2^(lsb(top) - window) into the limbs: |acc| shifted to its bit position, as 32-bit digits.
+  // Deposits acc * 2^(lsb(base + window) - window) = acc * 2^lsb(base) into the limbs: |acc| shifted to its bit
+  // position, as 32-bit digits.
   DETRED_HD DETRED_INLINE void deposit() {
     if (acc == 0) return;
     const bool negative = acc < 0;
     const uacc magnitude = negative ? uacc(0) - uacc(acc) : uacc(acc);
-    const int pos = top + W::lsb_offset - W::window - S::low_exponent;  // >= 1 + lsb_offset - low_exponent > 0
+    const int pos = base + W::lsb_offset - S::low_exponent;  // >= 1 + lsb_offset - low_exponent > 0
     const int k = pos >> 5, shift = pos & 31;
     constexpr int width = int(sizeof(uacc) * 8);
     const uacc low = magnitude << shift;
@@ -94,7 +121,7 @@ struct exact_thread {
 #pragma unroll
     for (int i = 0; i <= width / 32; ++i) {
       const long long d = i < width / 32 ? (long long)(unsigned(low >> (32 * i))) : (long long)high;
-      add_digit(k + i, negative ? -d : d);
+      add_digit(k + i, negative ? -d : d, 0);
     }
     acc = 0;
   }
@@ -108,29 +135,18 @@ struct exact_thread {
     room -= count;
   }
 
-  DETRED_HD DETRED_INLINE void slow(bits b) {
+  DETRED_HD DETRED_INLINE void slow(bits b, int column) {
     const auto d = S::decode(detred::bit_cast<F>(b));
     flags |= d.flags;
     if (d.limb < 0) return;
     const long long v[3] = {(long long)(d.low & 0xffffffffu), (long long)(d.low >> 32), (long long)d.high};
     constexpr int D = std::same_as<F, double> ? 3 : 2;
 #pragma unroll
-    for (int i = 0; i < D; ++i) add_digit(d.limb + i, d.negative ? -v[i] : v[i]);
+    for (int i = 0; i < D; ++i) add_digit(d.limb + i, d.negative ? -v[i] : v[i], column);
   }
 
-  DETRED_HD DETRED_INLINE void add(bits b) {
-    constexpr int sign_shift = int(sizeof(bits) * 8) - 1;
-    const int field = int(b >> W::field_shift) & W::field_all_ones;
-    if (unsigned(field - (top - W::window)) > unsigned(W::window)) {
-      if (field > top && field != W::field_all_ones) {
-        deposit();
-        top = field;
-      } else {
-        slow(b);
-        return;
-      }
-    }
-    const int shift = field - (top - W::window);  // 0 .. window
+  // A term whose field is base + shift, shift in 0 .. window: (-1)^s m << shift into acc.
+  DETRED_HD DETRED_INLINE void fast(bits b, int shift) {
     const bits m = (b & W::fraction_mask) | (W::fraction_mask + 1);
     uacc v;
     if constexpr (std::same_as<F, double>) {
@@ -139,9 +155,47 @@ struct exact_thread {
     } else {
       v = uacc(m) << shift;
     }
-    const uacc sign = uacc(0) - uacc(b >> sign_shift);  // all ones for a negative term
-    acc += acc_t((v ^ sign) - sign);
-    seen |= unsigned(field);
+    // -v = (v ^ all ones) + 1: the sign mask and the sign bit as the carry in.
+    const uacc sign = uacc(acc_t(std::make_signed_t<bits>(b)) >> sign_shift);
+    acc += acc_t((v ^ sign) + uacc(b >> sign_shift));
+  }
+
+  DETRED_HD DETRED_INLINE int field_of(bits b) const { return int(b >> W::field_shift) & W::field_all_ones; }
+
+  // Any term.
+  DETRED_HD DETRED_INLINE void add(bits b, int column) {
+    const int field = field_of(b);
+    if (unsigned(field - base) > unsigned(W::window)) {
+      if (field > base + W::window && field != W::field_all_ones && field != 0) {
+        deposit();
+        base = (field > W::window + 1 ? field : W::window + 1) - W::window;
+        flags |= S::flag_not_only_negative_zero;  // a nonzero finite term
+      } else {
+        slow(b, column);
+        return;
+      }
+    }
+    fast(b, field - base);
+  }
+
+  // The E terms of one vector: the fast path for all when all are in the window (one test), else term by term.
+  // `first`: the index of the vector's first term in its step (chooses the slow path's column).
+  template <int E>
+  DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int first) {
+    unsigned worst = 0;
+    int shift[E];
+#pragma unroll
+    for (int j = 0; j < E; ++j) {
+      shift[j] = field_of(b[j]) - base;
+      worst = unsigned(shift[j]) > worst ? unsigned(shift[j]) : worst;
+    }
+    if (worst <= unsigned(W::window)) {
+#pragma unroll
+      for (int j = 0; j < E; ++j) fast(b[j], shift[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < E; ++j) add(b[j], (first + j) % Tune::columns);
+    }
   }
 };
 
@@ -157,7 +211,10 @@ DETRED_HD DETRED_INLINE unsigned exact_half_to_float_bits(unsigned h) {
 
 // The working-format bits of element j of a 16-byte vector.
 template <class T>
-DETRED_HD DETRED_INLINE typename exact_thread<T>::bits exact_element(const uint4& v, int j) {
+using exact_bits = typename exact_window_traits<exact_work<T>>::bits;
+
+template <class T>
+DETRED_HD DETRED_INLINE exact_bits<T> exact_element(const uint4& v, int j) {
   const unsigned w[4] = {v.x, v.y, v.z, v.w};
   if constexpr (std::same_as<T, double>) {
     return (static_cast<unsigned long long>(w[2 * j + 1]) << 32) | w[2 * j];
@@ -173,9 +230,9 @@ DETRED_HD DETRED_INLINE typename exact_thread<T>::bits exact_element(const uint4
 }
 
 template <class T>
-DETRED_HD DETRED_INLINE typename exact_thread<T>::bits exact_scalar_bits(T x) {
+DETRED_HD DETRED_INLINE exact_bits<T> exact_scalar_bits(T x) {
   if constexpr (std::same_as<T, double> || std::same_as<T, float>)
-    return detred::bit_cast<typename exact_thread<T>::bits>(x);
+    return detred::bit_cast<exact_bits<T>>(x);
   else if constexpr (std::same_as<T, bfloat16>)
     return unsigned(x.bits) << 16;
   else
@@ -184,23 +241,21 @@ DETRED_HD DETRED_INLINE typename exact_thread<T>::bits exact_scalar_bits(T x) {
 
 template <class T>
 inline constexpr int exact_vector_elements = int(16 / sizeof(T));
-// 16-byte vectors per thread per step (each step's loads are issued before the previous step is added).
-template <class T>
-inline constexpr int exact_unroll = std::same_as<T, double> ? 8 : 4;
 
-template <class T>
-inline constexpr std::size_t exact_shared_bytes = std::size_t(exact_state<T>::limb_count) * exact_block_threads * 8;
+template <class T, class Tune = exact_default_tuning<T>>
+inline constexpr std::size_t exact_shared_bytes =
+    std::size_t(exact_state<T>::limb_count) * Tune::columns* exact_block_threads * 8;
 
 // Thread `tid`'s share of block `block` (host and device: tests/cuda/test_exact_kernel_on_host.cu runs it on the CPU):
 // the vectors block * per_block + tid + k * exact_block_threads below the block's end, and for block 0 the elements
 // tid of the head [0, head) and of the tail [head + E * vectors, n). The vectors start at x + head, 16-byte aligned.
 // Ends with the window deposited and the thread's flags complete.
-template <class T>
-DETRED_HD DETRED_INLINE void exact_thread_terms(exact_thread<T>& th, const T* __restrict__ x, std::uint64_t n,
+template <class T, class Tune>
+DETRED_HD DETRED_INLINE void exact_thread_terms(exact_thread<T, Tune>& th, const T* __restrict__ x, std::uint64_t n,
                                                 std::uint64_t head, std::uint64_t vectors, std::uint64_t per_block,
                                                 std::uint64_t block, int tid) {
   constexpr int E = exact_vector_elements<T>;
-  constexpr int U = exact_unroll<T>;
+  constexpr int U = Tune::unroll;
   constexpr int B = exact_block_threads;
   const uint4* __restrict__ v = reinterpret_cast<const uint4*>(x + head);
   const std::uint64_t begin = block * per_block;
@@ -222,26 +277,30 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(exact_thread<T>& th, const T* __
       }
       th.reserve(U * E);
 #pragma unroll
-      for (int u = 0; u < U; ++u)
+      for (int u = 0; u < U; ++u) {
+        exact_bits<T> e[E];
 #pragma unroll
-        for (int j = 0; j < E; ++j) th.add(exact_element<T>(cur[u], j));
+        for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
+        th.add_vector(e, u * E);
+      }
       if (!more) break;
     }
   }
   for (; i < end; i += B) {
     const uint4 c = v[i];
     th.reserve(E);
+    exact_bits<T> e[E];
 #pragma unroll
-    for (int j = 0; j < E; ++j) th.add(exact_element<T>(c, j));
+    for (int j = 0; j < E; ++j) e[j] = exact_element<T>(c, j);
+    th.add_vector(e, 0);
   }
   if (block == 0) {
     const std::uint64_t tail = head + vectors * E;
     th.reserve(2);
-    if (std::uint64_t(tid) < head) th.add(exact_scalar_bits<T>(x[tid]));
-    if (tail + std::uint64_t(tid) < n) th.add(exact_scalar_bits<T>(x[tail + tid]));
+    if (std::uint64_t(tid) < head) th.add(exact_scalar_bits<T>(x[tid]), 0);
+    if (tail + std::uint64_t(tid) < n) th.add(exact_scalar_bits<T>(x[tail + tid]), 0);
   }
   th.deposit();
-  if (th.seen) th.flags |= exact_state<T>::flag_not_only_negative_zero;
 }
 
 // The launch's partition of n terms at x: `head` elements before the first 16-byte boundary (x is element-aligned),
@@ -267,32 +326,40 @@ exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t w
   return p;
 }
 
+// Blocks per SM the register allocation must allow: the double layout's limbs (138 KiB a block) allow one anyway;
+// four blocks (1024 threads, 64 registers each) for the others.
 template <class T>
-__global__ void __launch_bounds__(exact_block_threads)
+inline constexpr int exact_min_blocks = std::same_as<T, double> ? 1 : 4;
+
+template <class T, class Tune = exact_default_tuning<T>>
+__global__ void __launch_bounds__(exact_block_threads, exact_min_blocks<T>)
     exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
                        std::uint64_t per_block, long long* block_limbs, unsigned* block_flags) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
   constexpr int B = exact_block_threads;
-  extern __shared__ long long exact_limbs[];  // L * B: thread t's limb k at [k * B + t]
+  constexpr int C = Tune::columns;
+  extern __shared__ long long exact_limbs[];  // C * L * B: thread t's column c, limb k at [(c * L + k) * B + t]
   __shared__ long long total[L];
   __shared__ unsigned shared_flags;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 #pragma unroll 1
-  for (int k = 0; k < L; ++k) exact_limbs[k * B + tid] = 0;  // the thread's own column: no barrier needed
+  for (int k = 0; k < C * L; ++k) exact_limbs[k * B + tid] = 0;  // the thread's own columns: no barrier needed
   if (tid == 0) shared_flags = 0;
 
-  exact_thread<T> th{exact_limbs + tid};
-  exact_thread_terms<T>(th, x, n, head, vectors, per_block, blockIdx.x, tid);
+  exact_thread<T, Tune> th{exact_limbs + tid};
+  exact_thread_terms(th, x, n, head, vectors, per_block, blockIdx.x, tid);
   const unsigned flags = __reduce_or_sync(0xffffffffu, th.flags);
   __syncthreads();
   if (lane == 0 && flags) atomicOr(&shared_flags, flags);
-  // Limb k of the block: the threads' limbs added (|sum| < 2^63: at most 2^30 + 14 terms a block, each changing a
-  // limb by less than 2^32, plus one deposit per 2^14 adds). Warp w adds limbs w, w + 8, ...
+  // Limb k of the block: the threads' limbs added (|sum| < 2^63: at most 2^30 + 14 terms a block, each changing one
+  // copy of a limb by less than 2^32, plus one deposit per 2^13 adds). Warp w adds limbs w, w + 8, ...
   for (int k = warp; k < L; k += exact_warps) {
     long long s = 0;
 #pragma unroll
-    for (int t = lane; t < B; t += 32) s += exact_limbs[k * B + t];
+    for (int c = 0; c < C; ++c)
+#pragma unroll
+      for (int t = lane; t < B; t += 32) s += exact_limbs[(c * L + k) * B + t];
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     if (lane == 0) total[k] = s;
@@ -340,7 +407,7 @@ __global__ void __launch_bounds__(128) exact_finish_kernel(const long long* bloc
 }
 
 // Resident blocks of the first kernel on the current device (its shared memory limits them), cached per device.
-template <class T>
+template <class T, class Tune>
 int exact_resident_blocks() {
   int device = 0;
   check(cudaGetDevice(&device), "cuda::sum (exact): cudaGetDevice");
@@ -349,11 +416,11 @@ int exact_resident_blocks() {
     int sms = 0, per_sm = 0;
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
           "cuda::sum (exact): cudaDeviceGetAttribute");
-    check(cudaFuncSetAttribute(exact_block_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(exact_shared_bytes<T>)),
+    check(cudaFuncSetAttribute(exact_block_kernel<T, Tune>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(exact_shared_bytes<T, Tune>)),
           "cuda::sum (exact): cudaFuncSetAttribute");
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_block_kernel<T>, exact_block_threads,
-                                                        exact_shared_bytes<T>),
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_block_kernel<T, Tune>, exact_block_threads,
+                                                        exact_shared_bytes<T, Tune>),
           "cuda::sum (exact): occupancy");
     cached_blocks = sms * (per_sm > 0 ? per_sm : 1);
     cached_device = device;
@@ -361,8 +428,9 @@ int exact_resident_blocks() {
   return cached_blocks;
 }
 
-template <class A, class T>
-void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
+// launch_exact_sum with a chosen tuning (bench/experiments/exact_variants.cu compares tunings).
+template <class A, class T, class Tune>
+void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
   if (n > exact_max_n)
     detred::detail::throw_invalid("cuda::sum", "sum_method::exact takes at most 2^42 terms per call (" +
                                                    std::to_string(n) + " given); merge exact_accumulator states");
@@ -370,18 +438,23 @@ void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspac
   constexpr int L = S::limb_count;
   // As many blocks as the device keeps resident, no more than the workspace bound (exact_partition_for keeps each
   // block within 2^30 terms; that many blocks fit the bound for n <= 2^42).
-  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T>());
+  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune>());
   if (wanted > exact_block_bound(n)) wanted = exact_block_bound(n);
   const exact_partition part = exact_partition_for(d_in, n, wanted);
   const std::uint64_t blocks = part.blocks;
   unsigned char* base = static_cast<unsigned char*>(d_workspace) + workspace_header_bytes;
   long long* block_limbs = reinterpret_cast<long long*>(base);
   unsigned* block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
-  exact_block_kernel<T><<<unsigned(blocks), exact_block_threads, exact_shared_bytes<T>, stream>>>(
+  exact_block_kernel<T, Tune><<<unsigned(blocks), exact_block_threads, exact_shared_bytes<T, Tune>, stream>>>(
       d_in, n, part.head, part.vectors, part.per_block, block_limbs, block_flags);
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
   exact_finish_kernel<A, T><<<1, 128, 0, stream>>>(block_limbs, block_flags, int(blocks), n, d_out);
   check(cudaGetLastError(), "cuda::sum (exact): finishing kernel launch");
+}
+
+template <class A, class T>
+void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
+  launch_exact_sum_tuned<A, T, exact_default_tuning<T>>(d_in, n, d_out, d_workspace, stream);
 }
 
 }  // namespace detred::cuda::detail
