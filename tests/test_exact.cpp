@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "detred/accumulators/exact.hpp"
@@ -47,8 +48,8 @@ TEST(ExactSum, EdgeCasesEveryTypePair) {
 TEST(ExactSum, DataSetsEveryTypePair) {
   for_each_type_pair([]<class A, class T>() {
     for (exact_dataset d : all_exact_datasets)
-      for (std::size_t n :
-           {std::size_t{1}, std::size_t{3}, std::size_t{1000}, std::size_t{(1 << 18) + 77}, std::size_t{1} << 20})
+      for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{1000}, std::size_t{(1 << 18) + 77},
+                            std::size_t{1} << 20, std::size_t{(3 << 20) + 77}})
         expect_exact<A, T>(exact_data<T>(d, n, 7 + n), name_of(d));
   });
 }
@@ -78,10 +79,10 @@ TEST(ExactSum, EveryExponentPairCancels) {
 }
 
 TEST(ExactSum, BlocksWithATermBelowTheFastWindowOrASpecialValue) {
-  // The CPU fast path takes blocks of 64 terms whose scaled terms fit a 92-bit window below the block's largest; a term
-  // below that window, a NaN or an Inf in such a block must send it to the term-by-term path (docs/EXACT.md).
-  for (std::size_t at : {std::size_t{0}, std::size_t{37}, std::size_t{63}, std::size_t{64 * 5 + 1}}) {
-    std::vector<double> x(64 * 8, 0.75);
+  // The CPU fast path takes blocks of 256 terms whose terms lie within 38 binades of the block's largest; a term below
+  // that, a NaN or an Inf in such a block must send it to the term-by-term path (docs/EXACT.md).
+  for (std::size_t at : {std::size_t{0}, std::size_t{37}, std::size_t{255}, std::size_t{256 * 5 + 1}}) {
+    std::vector<double> x(256 * 8, 0.75);
     x[at] = std::ldexp(1.0, -200);
     expect_exact<double, double>(x, "below the window (double)");
     x[at] = -std::ldexp(1.5, -60);
@@ -90,10 +91,44 @@ TEST(ExactSum, BlocksWithATermBelowTheFastWindowOrASpecialValue) {
     expect_exact<double, double>(x, "NaN in a fast block");
     x[at] = -std::numeric_limits<double>::infinity();
     expect_exact<double, double>(x, "-Inf in a fast block");
-    std::vector<float> f(64 * 8, 0.75f);
+    std::vector<float> f(256 * 8, 0.75f);
     f[at] = std::ldexp(1.0f, -140);
     expect_exact<float, float>(f, "below the window (float)");
     expect_exact<double, float>(f, "below the window (float -> double)");
+  }
+  // A tie that only a term far below the block's largest breaks: 1 + 0.5 + 2^-53 (half an ulp of 1.5) + t, the rest
+  // +-0.5 cancelling. Dropping t (or any of its bits) gives 1.5 instead of 1.5 + 2^-52.
+  for (int t_exponent : {-55, -60, -200, -1074}) {
+    for (std::size_t at : {std::size_t{2}, std::size_t{200}, std::size_t{256 * 3 + 7}}) {
+      std::vector<double> x(256 * 8);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? -0.5 : 0.5;
+      const std::size_t base = at / 256 * 256;  // the four special terms share one block
+      x[base + (at + 0) % 256] = 1.0;           // replaces +0.5 or -0.5: paired below
+      x[base + (at + 1) % 256] = std::ldexp(1.0, -53);
+      x[base + (at + 2) % 256] = std::ldexp(1.5, t_exponent);
+      x[base + (at + 3) % 256] = 0.5;
+      // Restore the cancellation of the +-0.5 that were replaced: the four slots held two +0.5 and two -0.5.
+      double rest = 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (i < base + (at % 256) || i > base + (at % 256) + 3) rest += x[i];
+      ASSERT_EQ(rest, 0.0);
+      expect_exact<double, double>(x, "tie broken by a term below the window, 2^" + std::to_string(t_exponent));
+      EXPECT_EQ(sum<double>(x.data(), x.size(), sum_method::exact), 1.5 + std::ldexp(1.0, -52));
+    }
+  }
+  // The window's bottom: +-1.0 cancelling, and two terms y = (1 + 2^-52) * 2^e (lowest bit 52 places down) in one
+  // block: the sum is exactly 2y. e >= -38: inside the window (the fast path must keep y's lowest bit); e <= -39: the
+  // block must go term by term.
+  for (int e : {-36, -37, -38, -39, -40, -60}) {
+    for (std::size_t at : {std::size_t{0}, std::size_t{254}, std::size_t{256 * 2 + 100}}) {
+      std::vector<double> x(256 * 4);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? -1.0 : 1.0;
+      const double y = std::ldexp(1.0 + std::ldexp(1.0, -52), e);
+      x[at] = y;  // at is even: +1.0 and the -1.0 after it are replaced
+      x[at + 1] = y;
+      EXPECT_EQ(sum<double>(x.data(), x.size(), sum_method::exact), 2 * y) << "e = " << e << ", at " << at;
+      expect_exact<double, double>(x, "two terms at the window's bottom, 2^" + std::to_string(e));
+    }
   }
 }
 

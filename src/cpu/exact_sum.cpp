@@ -1,16 +1,17 @@
-// sum_method::exact on the CPU (exact_sum.hpp): every chunk of 2^18 terms goes into its own exact_accumulator, the
+// sum_method::exact on the CPU (exact_sum.hpp): every chunk of 2^20 terms goes into its own exact_accumulator, the
 // chunks' states are merged (integer limb additions: any grouping gives the same state value), and the total is
 // rounded once.
 //
-// Fast path (float and double inputs; docs/EXACT.md "The CPU backend"): a block of 64 terms whose largest magnitude
-// M lies in [2^-977, 2^46) (double layout; [2^-69, 2^46) for the float layout) is scaled by 2^a, a = 1068 - F (F the
-// biased binary64 exponent of M), so that every scaled term y has |y| < 2^46. y splits exactly into an integer
-// hi = (y + C) - C (C = 1.5 * 2^52: round to an integer) and r = y - hi (|r| <= 1/2, exact); z = r * 2^46 splits the
-// same way into lo and z - lo. When every z - lo is zero the block is exactly HI * 2^-a + LO * 2^(-a-46) with HI and LO
-// the sums of the hi and lo: integers below 2^52 in magnitude (64 terms of at most 2^46), so their double sums are
-// exact in any order. HI and LO then go into the limbs as two 64-bit integers. Any other block (a term below the
-// 92-bit window, NaN, Inf, zeros only, M outside the range) takes the term-by-term path. Both paths add the exact
-// value, so which one runs never shows in a bit.
+// Fast path (float and double inputs; docs/EXACT.md "The CPU backend"): a block of 256 terms whose largest magnitude
+// lies in [2^E, 2^(E+1)), E in [-978, 45] (double layout; [-69, 45] for the float layout), and whose smallest lies in a
+// binade >= E - 38 (so no zero) is split term by term into hi = (x + C) - C, x rounded to a multiple of g = 2^(E-44)
+// (C = 1.5 * 2^52 * g), and r = x - hi, exact, a multiple of 2^(E-90) (x's last place is) with |r| <= g/2. The sums HI
+// of the hi (multiples of g, at most 256 * 2^45 g = 2^53 g) and R of the r (multiples of 2^(E-90), at most 2^53 of
+// them) are exact in any order, so the block adds HI / g and R / 2^(E-90) to the limbs as two 64-bit integers. With
+// AVX2 (checked at run time) four terms per instruction, the same operations. A NaN makes HI or R NaN, which sends the
+// block back. Any other block takes the term-by-term path: for binary64, exponent bins after xsum's large
+// superaccumulator (exponent_bins below); otherwise the accumulator's add(). After a block fails the fast path, the
+// next 1, 2, 4 .. 16 blocks skip the attempt. Every path adds the exact value, so which one runs never shows in a bit.
 #include "src/cpu/exact_sum.hpp"
 
 #include <cmath>
@@ -31,7 +32,7 @@
 namespace detred::detail {
 
 namespace {
-constexpr std::size_t exact_chunk = std::size_t{1} << 18;
+constexpr std::size_t exact_chunk = std::size_t{1} << 20;
 constexpr std::size_t block = 256;
 
 // Adds v * 2^(pos + low_exponent) to the state's limbs: |v| < 2^63 as three 32-bit digits of |v| << (pos mod 32).
@@ -190,6 +191,7 @@ struct exponent_bins {
   }
   void add(State& s, const double* x, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
+      __builtin_prefetch(x + i + 128);  // the hardware prefetcher alone leaves this loop waiting for its input
       std::uint64_t b;
       std::memcpy(&b, &x[i], 8);
       const unsigned top = unsigned(b >> 52);
