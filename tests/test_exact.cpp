@@ -12,6 +12,7 @@
 #include "detred/accumulators/exact.hpp"
 #include "detred/reduce.hpp"
 #include "detred/verify/exact_sum.hpp"
+#include "src/cpu/exact_blocks.hpp"
 #include "tests/support/exact_inputs.hpp"
 #include "tests/support/type_pairs.hpp"
 
@@ -65,6 +66,66 @@ TEST(ExactSum, WindowBoundariesAndCancellingPairs) {
       expect_exact<A, T>(cancelling_pairs<T>(pairs, pairs, true), "-0.0 only");
     }
   });
+}
+
+// The CPU's building blocks one by one (src/cpu/exact_blocks.hpp), the kernel this machine does not pick included:
+// the portable and the AVX2 fast path accept the same blocks and then add exactly the block's value; the binary64
+// exponent bins add exactly their terms (compared limb by limb with exact_accumulator::add after normalising).
+template <class T>
+void expect_same_limbs(exact_accumulator_for<T> got, exact_accumulator_for<T> expected, const std::string& what) {
+  got.set_count(expected.count(), expected.flags(), 0);
+  got.normalize();
+  expected.normalize();
+  for (int k = 0; k < exact_accumulator_for<T>::limb_count; ++k)
+    ASSERT_EQ(got.limb(k), expected.limb(k)) << what << " limb " << k;
+}
+
+template <class T>
+void expect_cpu_blocks_exact(const std::vector<T>& x, const std::string& what) {
+  using S = exact_accumulator_for<T>;
+  constexpr std::size_t B = cpu::exact::block;
+  for (std::size_t b = 0; b + B <= x.size(); b += B) {
+    S expected;
+    expected.add(x.data() + b, B);
+    S portable;
+    const bool portable_took = cpu::exact::add_block_fast(portable, x.data() + b);
+    if (portable_took) expect_same_limbs<T>(portable, expected, what + " (portable fast path)");
+#if DETRED_EXACT_AVX2
+    if (cpu::avx2::available()) {
+      S avx2;
+      const bool avx2_took = cpu::exact::add_block_fast_avx2(avx2, x.data() + b);
+      ASSERT_EQ(avx2_took, portable_took) << what << " block at " << b;
+      if (avx2_took) expect_same_limbs<T>(avx2, expected, what + " (AVX2 fast path)");
+    }
+#endif
+  }
+  if constexpr (std::same_as<T, double>) {
+    S binned, expected;
+    expected.add(x.data(), x.size());
+    cpu::exact::exponent_bins<S> bins;
+    bins.add(binned, x.data(), x.size());
+    bins.fold(binned);
+    expect_same_limbs<T>(binned, expected, what + " (exponent bins)");
+  }
+}
+
+TEST(ExactSum, CpuBlocksEachExact) {
+  const std::size_t n = 64 * cpu::exact::block;
+  for (exact_dataset d : all_exact_datasets) {
+    expect_cpu_blocks_exact(exact_data<double>(d, n, 5), name_of(d));
+    expect_cpu_blocks_exact(exact_data<float>(d, n, 5), name_of(d));
+  }
+  expect_cpu_blocks_exact(window_boundary_data<double>(n, 9), "window boundaries");
+  expect_cpu_blocks_exact(window_boundary_data<float>(n, 9), "window boundaries");
+  // Specials inside otherwise fast blocks, and the window's bottom.
+  std::vector<double> x = exact_data<double>(exact_dataset::uniform, n, 6);
+  x[3] = std::numeric_limits<double>::quiet_NaN();
+  x[cpu::exact::block + 5] = -std::numeric_limits<double>::infinity();
+  x[2 * cpu::exact::block + 7] = 0.0;
+  x[3 * cpu::exact::block + 9] = std::ldexp(1.0 + std::ldexp(1.0, -52), -38);
+  x[4 * cpu::exact::block + 9] = std::ldexp(1.0 + std::ldexp(1.0, -52), -39);
+  x[5 * cpu::exact::block + 11] = std::ldexp(1.0, -1074);
+  expect_cpu_blocks_exact(x, "specials and the window's bottom");
 }
 
 TEST(ExactSum, EveryExponentPairCancels) {
