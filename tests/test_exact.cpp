@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/reduce.hpp"
 #include "detred/verify/exact_sum.hpp"
+#include "src/cpu/exact_blocks.hpp"
 #include "tests/support/exact_inputs.hpp"
 #include "tests/support/type_pairs.hpp"
 
@@ -47,10 +49,83 @@ TEST(ExactSum, EdgeCasesEveryTypePair) {
 TEST(ExactSum, DataSetsEveryTypePair) {
   for_each_type_pair([]<class A, class T>() {
     for (exact_dataset d : all_exact_datasets)
-      for (std::size_t n :
-           {std::size_t{1}, std::size_t{3}, std::size_t{1000}, std::size_t{(1 << 18) + 77}, std::size_t{1} << 20})
+      for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{1000}, std::size_t{(1 << 18) + 77},
+                            std::size_t{1} << 20, std::size_t{(3 << 20) + 77}})
         expect_exact<A, T>(exact_data<T>(d, n, 7 + n), name_of(d));
   });
+}
+
+// The GPU fast path's window boundaries and zero signs at scale (tests/support/exact_inputs.hpp), on the CPU too: the
+// same inputs are the GPU test's, so GPU == CPU == reference is checked on them.
+TEST(ExactSum, WindowBoundariesAndCancellingPairs) {
+  for_each_type_pair([]<class A, class T>() {
+    for (std::size_t n : {std::size_t{9}, std::size_t{4097}, (std::size_t{1} << 18) + 77})
+      expect_exact<A, T>(window_boundary_data<T>(n, 17 * n + 5), "window boundaries");
+    for (std::size_t pairs : {std::size_t{3}, std::size_t{5000}}) {
+      expect_exact<A, T>(cancelling_pairs<T>(pairs, pairs, false), "x, -x pairs");
+      expect_exact<A, T>(cancelling_pairs<T>(pairs, pairs, true), "-0.0 only");
+    }
+  });
+}
+
+// The CPU's building blocks one by one (src/cpu/exact_blocks.hpp), the kernel this machine does not pick included:
+// the portable and the AVX2 fast path accept the same blocks and then add exactly the block's value; the binary64
+// exponent bins add exactly their terms (compared limb by limb with exact_accumulator::add after normalising).
+template <class T>
+void expect_same_limbs(exact_accumulator_for<T> got, exact_accumulator_for<T> expected, const std::string& what) {
+  got.set_count(expected.count(), expected.flags(), 0);
+  got.normalize();
+  expected.normalize();
+  for (int k = 0; k < exact_accumulator_for<T>::limb_count; ++k)
+    ASSERT_EQ(got.limb(k), expected.limb(k)) << what << " limb " << k;
+}
+
+template <class T>
+void expect_cpu_blocks_exact(const std::vector<T>& x, const std::string& what) {
+  using S = exact_accumulator_for<T>;
+  constexpr std::size_t B = cpu::exact::block;
+  for (std::size_t b = 0; b + B <= x.size(); b += B) {
+    S expected;
+    expected.add(x.data() + b, B);
+    S portable;
+    const bool portable_took = cpu::exact::add_block_fast(portable, x.data() + b);
+    if (portable_took) expect_same_limbs<T>(portable, expected, what + " (portable fast path)");
+#if DETRED_EXACT_AVX2
+    if (cpu::avx2::available()) {
+      S avx2;
+      const bool avx2_took = cpu::exact::add_block_fast_avx2(avx2, x.data() + b);
+      ASSERT_EQ(avx2_took, portable_took) << what << " block at " << b;
+      if (avx2_took) expect_same_limbs<T>(avx2, expected, what + " (AVX2 fast path)");
+    }
+#endif
+  }
+  if constexpr (std::same_as<T, double>) {
+    S binned, expected;
+    expected.add(x.data(), x.size());
+    cpu::exact::exponent_bins<S> bins;
+    bins.add(binned, x.data(), x.size());
+    bins.fold(binned);
+    expect_same_limbs<T>(binned, expected, what + " (exponent bins)");
+  }
+}
+
+TEST(ExactSum, CpuBlocksEachExact) {
+  const std::size_t n = 64 * cpu::exact::block;
+  for (exact_dataset d : all_exact_datasets) {
+    expect_cpu_blocks_exact(exact_data<double>(d, n, 5), name_of(d));
+    expect_cpu_blocks_exact(exact_data<float>(d, n, 5), name_of(d));
+  }
+  expect_cpu_blocks_exact(window_boundary_data<double>(n, 9), "window boundaries");
+  expect_cpu_blocks_exact(window_boundary_data<float>(n, 9), "window boundaries");
+  // Specials inside otherwise fast blocks, and the window's bottom.
+  std::vector<double> x = exact_data<double>(exact_dataset::uniform, n, 6);
+  x[3] = std::numeric_limits<double>::quiet_NaN();
+  x[cpu::exact::block + 5] = -std::numeric_limits<double>::infinity();
+  x[2 * cpu::exact::block + 7] = 0.0;
+  x[3 * cpu::exact::block + 9] = std::ldexp(1.0 + std::ldexp(1.0, -52), -38);
+  x[4 * cpu::exact::block + 9] = std::ldexp(1.0 + std::ldexp(1.0, -52), -39);
+  x[5 * cpu::exact::block + 11] = std::ldexp(1.0, -1074);
+  expect_cpu_blocks_exact(x, "specials and the window's bottom");
 }
 
 TEST(ExactSum, EveryExponentPairCancels) {
@@ -65,10 +140,10 @@ TEST(ExactSum, EveryExponentPairCancels) {
 }
 
 TEST(ExactSum, BlocksWithATermBelowTheFastWindowOrASpecialValue) {
-  // The CPU fast path takes blocks of 64 terms whose scaled terms fit a 92-bit window below the block's largest; a term
-  // below that window, a NaN or an Inf in such a block must send it to the term-by-term path (docs/EXACT.md).
-  for (std::size_t at : {std::size_t{0}, std::size_t{37}, std::size_t{63}, std::size_t{64 * 5 + 1}}) {
-    std::vector<double> x(64 * 8, 0.75);
+  // The CPU fast path takes blocks of 256 terms whose terms lie within 38 binades of the block's largest; a term below
+  // that, a NaN or an Inf in such a block must send it to the term-by-term path (docs/EXACT.md).
+  for (std::size_t at : {std::size_t{0}, std::size_t{37}, std::size_t{255}, std::size_t{256 * 5 + 1}}) {
+    std::vector<double> x(256 * 8, 0.75);
     x[at] = std::ldexp(1.0, -200);
     expect_exact<double, double>(x, "below the window (double)");
     x[at] = -std::ldexp(1.5, -60);
@@ -77,10 +152,44 @@ TEST(ExactSum, BlocksWithATermBelowTheFastWindowOrASpecialValue) {
     expect_exact<double, double>(x, "NaN in a fast block");
     x[at] = -std::numeric_limits<double>::infinity();
     expect_exact<double, double>(x, "-Inf in a fast block");
-    std::vector<float> f(64 * 8, 0.75f);
+    std::vector<float> f(256 * 8, 0.75f);
     f[at] = std::ldexp(1.0f, -140);
     expect_exact<float, float>(f, "below the window (float)");
     expect_exact<double, float>(f, "below the window (float -> double)");
+  }
+  // A tie that only a term far below the block's largest breaks: 1 + 0.5 + 2^-53 (half an ulp of 1.5) + t, the rest
+  // +-0.5 cancelling. Dropping t (or any of its bits) gives 1.5 instead of 1.5 + 2^-52.
+  for (int t_exponent : {-55, -60, -200, -1074}) {
+    for (std::size_t at : {std::size_t{2}, std::size_t{200}, std::size_t{256 * 3 + 7}}) {
+      std::vector<double> x(256 * 8);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? -0.5 : 0.5;
+      const std::size_t base = at / 256 * 256;  // the four special terms share one block
+      x[base + (at + 0) % 256] = 1.0;           // replaces +0.5 or -0.5: paired below
+      x[base + (at + 1) % 256] = std::ldexp(1.0, -53);
+      x[base + (at + 2) % 256] = std::ldexp(1.5, t_exponent);
+      x[base + (at + 3) % 256] = 0.5;
+      // Restore the cancellation of the +-0.5 that were replaced: the four slots held two +0.5 and two -0.5.
+      double rest = 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (i < base + (at % 256) || i > base + (at % 256) + 3) rest += x[i];
+      ASSERT_EQ(rest, 0.0);
+      expect_exact<double, double>(x, "tie broken by a term below the window, 2^" + std::to_string(t_exponent));
+      EXPECT_EQ(sum<double>(x.data(), x.size(), sum_method::exact), 1.5 + std::ldexp(1.0, -52));
+    }
+  }
+  // The window's bottom: +-1.0 cancelling, and two terms y = (1 + 2^-52) * 2^e (lowest bit 52 places down) in one
+  // block: the sum is exactly 2y. e >= -38: inside the window (the fast path must keep y's lowest bit); e <= -39: the
+  // block must go term by term.
+  for (int e : {-36, -37, -38, -39, -40, -60}) {
+    for (std::size_t at : {std::size_t{0}, std::size_t{254}, std::size_t{256 * 2 + 100}}) {
+      std::vector<double> x(256 * 4);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? -1.0 : 1.0;
+      const double y = std::ldexp(1.0 + std::ldexp(1.0, -52), e);
+      x[at] = y;  // at is even: +1.0 and the -1.0 after it are replaced
+      x[at + 1] = y;
+      EXPECT_EQ(sum<double>(x.data(), x.size(), sum_method::exact), 2 * y) << "e = " << e << ", at " << at;
+      expect_exact<double, double>(x, "two terms at the window's bottom, 2^" + std::to_string(e));
+    }
   }
 }
 

@@ -74,6 +74,31 @@ TEST(CudaExactSum, DataSetsEqualTheCpuAndTheReference) {
   });
 }
 
+// The fast path's window (docs/EXACT.md "On the GPU"): terms at the window's bottom field and just below it, the
+// window moving up mid-stream, subnormals and zeros among them, at sizes around the vector, step and block
+// boundaries (and the offsets 0, 1, 3 of expect_gpu_exact: unaligned heads and tails).
+TEST(CudaExactSum, FastPathWindowBoundaries) {
+  DETRED_SKIP_WITHOUT_GPU();
+  std::vector<std::size_t> sizes{
+      1, 7, 9, 255, 4095, 4096, 4097, 2 * 256 * 16 + 3, (std::size_t{1} << 16) + 5, (std::size_t{1} << 20) + 7};
+  if (!quick()) sizes.push_back((std::size_t{1} << 23) + 13);
+  for_each_type_pair([&]<class A, class T>() {
+    for (std::size_t n : sizes) expect_gpu_exact<A, T>(window_boundary_data<T>(n, 17 * n + 5), "window boundaries");
+  });
+}
+
+// Fast-path terms that cancel exactly (+0.0), and large inputs of -0.0 only (-0.0): the zero's sign with every term
+// in vectors.
+TEST(CudaExactSum, CancellationAndNegativeZerosAtScale) {
+  DETRED_SKIP_WITHOUT_GPU();
+  for_each_type_pair([&]<class A, class T>() {
+    for (std::size_t pairs : {std::size_t{3}, std::size_t{5000}, (std::size_t{1} << 19) + 1}) {
+      expect_gpu_exact<A, T>(cancelling_pairs<T>(pairs, pairs, false), "x, -x pairs");
+      expect_gpu_exact<A, T>(cancelling_pairs<T>(pairs, pairs, true), "-0.0 only");
+    }
+  });
+}
+
 TEST(CudaExactSum, MoreThanTwoToThe31Terms) {
   DETRED_SKIP_WITHOUT_GPU();
   if (quick()) GTEST_SKIP() << "quick mode (sanitizers): no 4 GiB input";

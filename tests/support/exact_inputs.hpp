@@ -2,6 +2,7 @@
 // issue's four data sets (uniform, normal, full range, ill-conditioned) and hand-made edge cases.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -37,6 +38,87 @@ std::vector<T> full_range(std::size_t n, std::uint64_t seed) {
     const std::uint64_t sign = (r >> 63) & 1;
     v = from_raw_bits<T>((sign << (bits - 1)) | (field << (p - 1)) | fraction);
   }
+  return x;
+}
+
+// Terms around the GPU fast path's window (docs/EXACT.md "On the GPU"): exponent fields top - k for k at and next to
+// the window's width (24 binades for the binary32 family, whose binary16 and bfloat16 terms are widened to binary32;
+// 56 for binary64), so that some terms sit exactly at the window's bottom and some just below it; subnormals, zeros
+// and -0.0 among them; and, in the second half, terms one or two binades above `top`, which move the window up.
+// Random signs and fractions.
+template <floating_input T>
+std::vector<T> window_boundary_data(std::size_t n, std::uint64_t seed) {
+  using traits = float_traits<T>;
+  constexpr int bits = int(sizeof(typename traits::bits_type) * 8), p = traits::precision;
+  constexpr int largest_field = (1 << (bits - p)) - 2;
+  constexpr int bias = (1 << (bits - p - 1)) - 1;
+  constexpr int window = std::same_as<T, double> ? 56 : 24;
+  constexpr int top = largest_field - 2 < bias + 10 ? largest_field - 2 : bias + 10;
+  std::mt19937_64 rng(seed);
+  std::vector<T> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = rng(), r2 = rng();
+    int field = top;
+    switch (r2 % 10) {
+      case 0:
+      case 1:
+      case 2:
+      case 3:
+        field = top;
+        break;
+      case 4:
+        field = top - 1;
+        break;
+      case 5:
+        field = top - (window - 1);
+        break;
+      case 6:
+        field = top - window;
+        break;
+      case 7:
+        field = top - (window + 1);
+        break;
+      case 8:
+        field = (r2 >> 8) % 4 == 0 ? top - (window + 2) : 0;
+        break;  // subnormal or zero when the fraction is 0
+      default:
+        field = i >= n / 2 ? top + 1 + int((r2 >> 8) % 2) : top - 2;
+        break;
+    }
+    if (field < 0) field = 0;
+    std::uint64_t fraction = r & ((std::uint64_t{1} << (p - 1)) - 1);
+    if (field == 0 && (r2 >> 12) % 3 == 0) fraction = 0;  // +0.0 or -0.0
+    const std::uint64_t sign = (r >> 63) & 1;
+    x[i] = from_raw_bits<T>((sign << (bits - 1)) | (std::uint64_t(field) << (p - 1)) | fraction);
+  }
+  return x;
+}
+
+// Pairs x, -x in random order (their fast-path sum cancels to exactly zero: the result is +0.0), or -0.0 only.
+template <floating_input T>
+std::vector<T> cancelling_pairs(std::size_t pairs, std::uint64_t seed, bool negative_zeros_only) {
+  using traits = float_traits<T>;
+  constexpr int bits = int(sizeof(typename traits::bits_type) * 8), p = traits::precision;
+  const std::uint64_t sign = std::uint64_t{1} << (bits - 1);
+  std::vector<T> x;
+  x.reserve(2 * pairs);
+  if (negative_zeros_only) {
+    x.assign(2 * pairs, from_raw_bits<T>(sign));
+    return x;
+  }
+  std::vector<T> g = full_range<T>(pairs, seed);
+  std::mt19937_64 rng(seed + 1);
+  for (std::size_t i = 0; i < pairs; ++i) {
+    // A narrow exponent range (the fast path) for most pairs, the full range for the rest.
+    std::uint64_t b = std::uint64_t(bits_of(g[i])) & ~sign;
+    if (rng() % 8 != 0) {
+      const std::uint64_t field = std::uint64_t((1 << (bits - p - 1)) - 1 - int(rng() % 8));
+      b = (b & ((std::uint64_t{1} << (p - 1)) - 1)) | (field << (p - 1));
+    }
+    x.push_back(from_raw_bits<T>(b));
+    x.push_back(from_raw_bits<T>(b | sign));
+  }
+  std::shuffle(x.begin(), x.end(), rng);
   return x;
 }
 

@@ -1,10 +1,14 @@
 // The GPU exact sum (docs/EXACT.md "On the GPU"). Kernel 1: each block takes a contiguous range of at most 2^30
-// terms; each thread adds its terms into four 64-bit registers that cover a window of limbs (chosen from its first
-// term), and a term outside the window goes straight into its warp's shared-memory limbs (64-bit shared atomics:
-// integer addition, so their order never shows); at the end the registers, then the warps' limbs, are added into one
-// state per block, normalised, written to the workspace. Kernel 2 (one block): limb k of the total is the integer sum
-// of limb k over the blocks; one thread rounds it. Every step is an exact integer addition: the bits cannot depend on
-// the grid, the schedule or the order of the atomics.
+// terms, read as 16-byte vectors. Each thread keeps a window accumulator in registers (a 64-bit integer for the
+// binary32 family, 128-bit for binary64) in units of 2^(lsb(top) - window), `top` the largest exponent field the
+// thread has seen: a term whose field lies in [top - window, top] is its integer significand shifted by
+// field - (top - window) bits, added with plain integer adds (the fast path). A term above `top` first deposits the
+// accumulator and moves the window up; a term below the window, a zero, a subnormal too small or a NaN or infinity
+// takes the slow path: its 32-bit digits go into the thread's own copy of the limbs in shared memory (no atomics: no
+// other thread touches them). At the end the accumulators are deposited, the threads' limbs added into one normalised
+// state per block and written to the workspace. Kernel 2 (one block): limb k of the total is the integer sum of limb k
+// over the blocks; one thread rounds it. Every step is an exact integer addition: the bits cannot depend on the grid,
+// the schedule or which path a term took.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,88 +29,340 @@ inline constexpr int exact_warps = exact_block_threads / 32;
 template <class T>
 using exact_state = exact_accumulator_for<T>;
 
+// The fast path's format: binary64 terms as doubles, every other input widened exactly to binary32.
 template <class T>
-inline constexpr int exact_digits = std::same_as<T, double> ? 3 : 2;
+using exact_work = std::conditional_t<std::same_as<T, double>, double, float>;
 
-// A thread's register window: limbs base .. base+3.
-template <class T>
-struct exact_window {
-  long long r[4] = {0, 0, 0, 0};
-  int base = -1;
+// Window parameters per working format F (docs/EXACT.md "On the GPU").
+template <class F>
+struct exact_window_traits;
+template <>
+struct exact_window_traits<double> {
+  using bits = unsigned long long;
+  using acc = __int128;
+  using uacc = unsigned __int128;
+  static constexpr int field_shift = 52;
+  static constexpr int field_all_ones = 0x7ff;
+  static constexpr bits fraction_mask = (bits{1} << 52) - 1;
+  static constexpr int lsb_offset = -1075;        // the last place of a term of field f >= 1 weighs 2^(f + lsb_offset)
+  static constexpr int window = 56;               // fields top - 56 .. top: shifted significands below 2^109
+  static constexpr unsigned headroom = 1u << 17;  // adds between deposits: |acc| < 2^17 * 2^109 = 2^126
+};
+template <>
+struct exact_window_traits<float> {
+  using bits = unsigned;
+  using acc = long long;
+  using uacc = unsigned long long;
+  static constexpr int field_shift = 23;
+  static constexpr int field_all_ones = 0xff;
+  static constexpr bits fraction_mask = (bits{1} << 23) - 1;
+  static constexpr int lsb_offset = -150;
+  static constexpr int window = 24;               // shifted significands below 2^48
+  static constexpr unsigned headroom = 1u << 14;  // |acc| < 2^14 * 2^48 = 2^62
 };
 
+// Kernel 1's tuning (speed only: every choice adds the same exact values; bench/experiments/exact_variants.cu
+// compares them): 16-byte vectors a thread loads per step, copies of the limbs per thread (slow-path terms of a step
+// alternate between them, so consecutive read-modify-writes of one thread do not wait for each other), and whether
+// slow-path digits go in by shared-memory atomic adds (no read-modify-write chain; still no contention: each thread
+// has its own copy).
+template <class T, int Unroll, int Columns, bool Atomic>
+struct exact_tuning_of {
+  static constexpr int unroll = Unroll;
+  static constexpr int columns = Columns;
+  static constexpr bool atomic = Atomic;
+};
 template <class T>
-__device__ __forceinline__ void exact_add_term(T x, exact_window<T>& w, unsigned long long (*warp_limbs)[72], int warp,
-                                               unsigned& flags) {
+using exact_default_tuning =
+    std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 16, 1, false>, exact_tuning_of<T, 4, 2, false>>;
+
+// One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
+// limbs[(c * limb_count + k) * exact_block_threads]).
+template <class T, class Tune = exact_default_tuning<T>>
+struct exact_thread {
   using S = exact_state<T>;
-  const auto d = S::decode(x);
-  flags |= d.flags;
-  if (d.limb < 0) return;
-  long long v[3] = {(long long)(d.low & 0xffffffffu), (long long)(d.low >> 32), (long long)d.high};
-  if (d.negative) {
-    v[0] = -v[0];
-    v[1] = -v[1];
-    v[2] = -v[2];
-  }
-  if (w.base < 0) w.base = d.limb > 0 ? d.limb - 1 : 0;
-  const int j = d.limb - w.base;
-  constexpr int D = exact_digits<T>;
-  if (j >= 0 && j <= 4 - D) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      long long add = 0;
-#pragma unroll
-      for (int i = 0; i < D; ++i) add += (t - j == i) ? v[i] : 0;
-      w.r[t] += add;
+  using F = exact_work<T>;
+  using W = exact_window_traits<F>;
+  using bits = typename W::bits;
+  using acc_t = typename W::acc;
+  using uacc = typename W::uacc;
+  static constexpr int sign_shift = int(sizeof(bits) * 8) - 1;
+
+  long long* limbs;
+  acc_t acc = 0;
+  // The window is fields base .. base + window. It starts empty of fields (base + window = -1); the first nonzero
+  // finite term moves it to top = max(field, window + 1), so base >= 1 from then on: a fast term is never subnormal.
+  int base = -W::window - 1;
+  unsigned room = W::headroom;
+  unsigned flags = 0;
+
+  DETRED_HD DETRED_INLINE void add_digit(int k, long long d, int column) {
+    long long* limb = limbs + (column * S::limb_count + k) * exact_block_threads;
+#ifdef __CUDA_ARCH__
+    if constexpr (Tune::atomic) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(limb), (unsigned long long)d);
+      return;
     }
-  } else {
+#endif
+    *limb += d;
+  }
+
+  // Deposits acc * 2^(lsb(base + window) - window) = acc * 2^lsb(base) into the limbs: |acc| shifted to its bit
+  // position, as 32-bit digits.
+  DETRED_HD DETRED_INLINE void deposit() {
+    if (acc == 0) return;
+    const bool negative = acc < 0;
+    const uacc magnitude = negative ? uacc(0) - uacc(acc) : uacc(acc);
+    const int pos = base + W::lsb_offset - S::low_exponent;  // >= 1 + lsb_offset - low_exponent > 0
+    const int k = pos >> 5, shift = pos & 31;
+    constexpr int width = int(sizeof(uacc) * 8);
+    const uacc low = magnitude << shift;
+    const unsigned high = shift ? unsigned(magnitude >> (width - shift)) : 0u;
 #pragma unroll
-    for (int i = 0; i < D; ++i)
-      if (v[i]) atomicAdd(&warp_limbs[warp][d.limb + i], (unsigned long long)v[i]);
+    for (int i = 0; i <= width / 32; ++i) {
+      const long long d = i < width / 32 ? (long long)(unsigned(low >> (32 * i))) : (long long)high;
+      add_digit(k + i, negative ? -d : d, 0);
+    }
+    acc = 0;
+  }
+
+  // Makes room for `count` more fast adds.
+  DETRED_HD DETRED_INLINE void reserve(unsigned count) {
+    if (room < count) {
+      deposit();
+      room = W::headroom;
+    }
+    room -= count;
+  }
+
+  DETRED_HD DETRED_INLINE void slow(bits b, int column) {
+    const auto d = S::decode(detred::bit_cast<F>(b));
+    flags |= d.flags;
+    if (d.limb < 0) return;
+    const long long v[3] = {(long long)(d.low & 0xffffffffu), (long long)(d.low >> 32), (long long)d.high};
+    constexpr int D = std::same_as<F, double> ? 3 : 2;
+#pragma unroll
+    for (int i = 0; i < D; ++i) add_digit(d.limb + i, d.negative ? -v[i] : v[i], column);
+  }
+
+  // A term whose field is base + shift, shift in 0 .. window: (-1)^s m << shift into acc.
+  DETRED_HD DETRED_INLINE void fast(bits b, int shift) {
+    const bits m = (b & W::fraction_mask) | (W::fraction_mask + 1);
+    uacc v;
+    if constexpr (std::same_as<F, double>) {
+      // m < 2^53, shift <= 56 < 64: the 128-bit m << shift from two 64-bit shifts.
+      v = (uacc((m >> 1) >> (63 - shift)) << 64) | uacc(m << shift);
+    } else {
+      v = uacc(m) << shift;
+    }
+    // -v = (v ^ all ones) + 1: the sign mask and the sign bit as the carry in.
+    const uacc sign = uacc(acc_t(std::make_signed_t<bits>(b)) >> sign_shift);
+    acc += acc_t((v ^ sign) + uacc(b >> sign_shift));
+  }
+
+  DETRED_HD DETRED_INLINE int field_of(bits b) const { return int(b >> W::field_shift) & W::field_all_ones; }
+
+  // Any term.
+  DETRED_HD DETRED_INLINE void add(bits b, int column) {
+    const int field = field_of(b);
+    if (unsigned(field - base) > unsigned(W::window)) {
+      if (field > base + W::window && field != W::field_all_ones && field != 0) {
+        deposit();
+        base = (field > W::window + 1 ? field : W::window + 1) - W::window;
+        flags |= S::flag_not_only_negative_zero;  // a nonzero finite term
+      } else {
+        slow(b, column);
+        return;
+      }
+    }
+    fast(b, field - base);
+  }
+
+  // The E terms of one vector: the fast path for all when all are in the window (one test), else term by term.
+  // `first`: the index of the vector's first term in its step (chooses the slow path's column).
+  template <int E>
+  DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int first) {
+    unsigned worst = 0;
+    int shift[E];
+#pragma unroll
+    for (int j = 0; j < E; ++j) {
+      shift[j] = field_of(b[j]) - base;
+      worst = unsigned(shift[j]) > worst ? unsigned(shift[j]) : worst;
+    }
+    if (worst <= unsigned(W::window)) {
+#pragma unroll
+      for (int j = 0; j < E; ++j) fast(b[j], shift[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < E; ++j) add(b[j], (first + j) % Tune::columns);
+    }
+  }
+};
+
+// Widens a binary16 to binary32 bits exactly.
+DETRED_HD DETRED_INLINE unsigned exact_half_to_float_bits(unsigned h) {
+  const unsigned sign = (h & 0x8000u) << 16;
+  const unsigned field = (h >> 10) & 0x1fu, fraction = h & 0x3ffu;
+  if (field == 0x1fu) return sign | 0x7f800000u | (fraction << 13);
+  if (field != 0) return sign | ((field + 112u) << 23) | (fraction << 13);
+  if (fraction == 0) return sign;
+  return sign | detred::bit_cast<unsigned>(float(fraction) * 5.9604644775390625e-8f);  // fraction * 2^-24, exact
+}
+
+// The working-format bits of element j of a 16-byte vector.
+template <class T>
+using exact_bits = typename exact_window_traits<exact_work<T>>::bits;
+
+template <class T>
+DETRED_HD DETRED_INLINE exact_bits<T> exact_element(const uint4& v, int j) {
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+  if constexpr (std::same_as<T, double>) {
+    return (static_cast<unsigned long long>(w[2 * j + 1]) << 32) | w[2 * j];
+  } else if constexpr (std::same_as<T, float>) {
+    return w[j];
+  } else {
+    const unsigned h = (w[j / 2] >> (16 * (j % 2))) & 0xffffu;
+    if constexpr (std::same_as<T, bfloat16>)
+      return h << 16;
+    else
+      return exact_half_to_float_bits(h);
   }
 }
 
 template <class T>
-__global__ void __launch_bounds__(exact_block_threads)
-    exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t per_block, long long* block_limbs,
-                       unsigned* block_flags) {
+DETRED_HD DETRED_INLINE exact_bits<T> exact_scalar_bits(T x) {
+  if constexpr (std::same_as<T, double> || std::same_as<T, float>)
+    return detred::bit_cast<exact_bits<T>>(x);
+  else if constexpr (std::same_as<T, bfloat16>)
+    return unsigned(x.bits) << 16;
+  else
+    return exact_half_to_float_bits(x.bits);
+}
+
+template <class T>
+inline constexpr int exact_vector_elements = int(16 / sizeof(T));
+
+template <class T, class Tune = exact_default_tuning<T>>
+inline constexpr std::size_t exact_shared_bytes =
+    std::size_t(exact_state<T>::limb_count) * Tune::columns* exact_block_threads * 8;
+
+// Thread `tid`'s share of block `block` (host and device: tests/cuda/test_exact_kernel_on_host.cu runs it on the CPU):
+// the vectors block * per_block + tid + k * exact_block_threads below the block's end, and for block 0 the elements
+// tid of the head [0, head) and of the tail [head + E * vectors, n). The vectors start at x + head, 16-byte aligned.
+// Ends with the window deposited and the thread's flags complete.
+template <class T, class Tune>
+DETRED_HD DETRED_INLINE void exact_thread_terms(exact_thread<T, Tune>& th, const T* __restrict__ x, std::uint64_t n,
+                                                std::uint64_t head, std::uint64_t vectors, std::uint64_t per_block,
+                                                std::uint64_t block, int tid) {
+  constexpr int E = exact_vector_elements<T>;
+  constexpr int U = Tune::unroll;
+  constexpr int B = exact_block_threads;
+  const uint4* __restrict__ v = reinterpret_cast<const uint4*>(x + head);
+  const std::uint64_t begin = block * per_block;
+  const std::uint64_t end = begin + per_block < vectors ? begin + per_block : vectors;
+  std::uint64_t i = begin + std::uint64_t(tid);
+  if (i + std::uint64_t(U - 1) * B < end) {
+    uint4 next[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
+    while (true) {
+      uint4 cur[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) cur[u] = next[u];
+      i += std::uint64_t(U) * B;
+      const bool more = i + std::uint64_t(U - 1) * B < end;
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
+      }
+      th.reserve(U * E);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        exact_bits<T> e[E];
+#pragma unroll
+        for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
+        th.add_vector(e, u * E);
+      }
+      if (!more) break;
+    }
+  }
+  for (; i < end; i += B) {
+    const uint4 c = v[i];
+    th.reserve(E);
+    exact_bits<T> e[E];
+#pragma unroll
+    for (int j = 0; j < E; ++j) e[j] = exact_element<T>(c, j);
+    th.add_vector(e, 0);
+  }
+  if (block == 0) {
+    const std::uint64_t tail = head + vectors * E;
+    th.reserve(2);
+    if (std::uint64_t(tid) < head) th.add(exact_scalar_bits<T>(x[tid]), 0);
+    if (tail + std::uint64_t(tid) < n) th.add(exact_scalar_bits<T>(x[tail + tid]), 0);
+  }
+  th.deposit();
+}
+
+// The launch's partition of n terms at x: `head` elements before the first 16-byte boundary (x is element-aligned),
+// `vectors` whole vectors, `blocks` blocks of `per_block` vectors (the last one shorter), each block over at most
+// 2^30 / E vectors (block 0 adds at most 2E - 2 elements more). `wanted`: the block count to aim at (speed only).
+struct exact_partition {
+  std::uint64_t head, vectors, per_block, blocks;
+};
+template <class T>
+exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t wanted) {
+  constexpr std::uint64_t E = exact_vector_elements<T>;
+  exact_partition p{};
+  const std::uint64_t misalign = (reinterpret_cast<std::uintptr_t>(x) & 15u) / sizeof(T);
+  p.head = misalign ? E - misalign : 0;
+  if (p.head > n) p.head = n;
+  p.vectors = (n - p.head) / E;
+  std::uint64_t blocks = wanted < 1 ? 1 : wanted;
+  const std::uint64_t max_per_block = (std::uint64_t{1} << 30) / E;
+  const std::uint64_t at_least = (p.vectors + max_per_block - 1) / max_per_block;
+  if (blocks < at_least) blocks = at_least;
+  p.per_block = p.vectors == 0 ? 1 : (p.vectors + blocks - 1) / blocks;
+  p.blocks = p.vectors == 0 ? 1 : (p.vectors + p.per_block - 1) / p.per_block;
+  return p;
+}
+
+// Blocks per SM the register allocation must allow: the double layout's limbs (138 KiB a block) allow one anyway;
+// four blocks (1024 threads, 64 registers each) for the others.
+template <class T>
+inline constexpr int exact_min_blocks = std::same_as<T, double> ? 1 : 4;
+
+template <class T, class Tune = exact_default_tuning<T>>
+__global__ void __launch_bounds__(exact_block_threads, exact_min_blocks<T>)
+    exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
+                       std::uint64_t per_block, long long* block_limbs, unsigned* block_flags) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
-  __shared__ unsigned long long warp_limbs[exact_warps][72];
+  constexpr int B = exact_block_threads;
+  constexpr int C = Tune::columns;
+  extern __shared__ long long exact_limbs[];  // C * L * B: thread t's column c, limb k at [(c * L + k) * B + t]
+  __shared__ long long total[L];
   __shared__ unsigned shared_flags;
-  const int tid = threadIdx.x, warp = tid / 32;
-  for (int i = tid; i < exact_warps * 72; i += exact_block_threads) (&warp_limbs[0][0])[i] = 0;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+#pragma unroll 1
+  for (int k = 0; k < C * L; ++k) exact_limbs[k * B + tid] = 0;  // the thread's own columns: no barrier needed
   if (tid == 0) shared_flags = 0;
-  __syncthreads();
 
-  const std::uint64_t begin = std::uint64_t(blockIdx.x) * per_block;
-  const std::uint64_t end = begin + per_block < n ? begin + per_block : n;
-  exact_window<T> w;
-  unsigned flags = 0;
-  std::uint64_t i = begin + tid;
-  constexpr int U = 4;
-  for (; i + (U - 1) * exact_block_threads < end; i += U * exact_block_threads) {
-    T t[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) t[u] = x[i + u * exact_block_threads];
-#pragma unroll
-    for (int u = 0; u < U; ++u) exact_add_term<T>(t[u], w, warp_limbs, warp, flags);
-  }
-  for (; i < end; i += exact_block_threads) exact_add_term<T>(x[i], w, warp_limbs, warp, flags);
-  if (w.base >= 0) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t)
-      if (w.r[t] && w.base + t < L) atomicAdd(&warp_limbs[warp][w.base + t], (unsigned long long)w.r[t]);
-  }
-  flags = __reduce_or_sync(0xffffffffu, flags);
-  if ((tid & 31) == 0 && flags) atomicOr(&shared_flags, flags);
+  exact_thread<T, Tune> th{exact_limbs + tid};
+  exact_thread_terms(th, x, n, head, vectors, per_block, blockIdx.x, tid);
+  const unsigned flags = __reduce_or_sync(0xffffffffu, th.flags);
   __syncthreads();
-  // Limb k of the block: the warps' limbs added (|sum| <= 2^62: at most 2^30 terms a block, digits below 2^32).
-  __shared__ long long total[72];
-  if (tid < L) {
+  if (lane == 0 && flags) atomicOr(&shared_flags, flags);
+  // Limb k of the block: the threads' limbs added (|sum| < 2^63: at most 2^30 + 14 terms a block, each changing one
+  // copy of a limb by less than 2^32, plus one deposit per 2^13 adds). Warp w adds limbs w, w + 8, ...
+  for (int k = warp; k < L; k += exact_warps) {
     long long s = 0;
-    for (int wi = 0; wi < exact_warps; ++wi) s += (long long)warp_limbs[wi][tid];
-    total[tid] = s;
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+#pragma unroll
+      for (int t = lane; t < B; t += 32) s += exact_limbs[(c * L + k) * B + t];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) total[k] = s;
   }
   __syncthreads();
   if (tid == 0) {
@@ -150,43 +406,55 @@ __global__ void __launch_bounds__(128) exact_finish_kernel(const long long* bloc
   }
 }
 
-inline int exact_multiprocessors() {
+// Resident blocks of the first kernel on the current device (its shared memory limits them), cached per device.
+template <class T, class Tune>
+int exact_resident_blocks() {
   int device = 0;
   check(cudaGetDevice(&device), "cuda::sum (exact): cudaGetDevice");
-  static thread_local int cached_device = -1, cached_sms = 0;
+  static thread_local int cached_device = -1, cached_blocks = 0;
   if (device != cached_device) {
-    check(cudaDeviceGetAttribute(&cached_sms, cudaDevAttrMultiProcessorCount, device),
+    int sms = 0, per_sm = 0;
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
           "cuda::sum (exact): cudaDeviceGetAttribute");
+    check(cudaFuncSetAttribute(exact_block_kernel<T, Tune>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(exact_shared_bytes<T, Tune>)),
+          "cuda::sum (exact): cudaFuncSetAttribute");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_block_kernel<T, Tune>, exact_block_threads,
+                                                        exact_shared_bytes<T, Tune>),
+          "cuda::sum (exact): occupancy");
+    cached_blocks = sms * (per_sm > 0 ? per_sm : 1);
     cached_device = device;
   }
-  return cached_sms;
+  return cached_blocks;
 }
 
-template <class A, class T>
-void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
+// launch_exact_sum with a chosen tuning (bench/experiments/exact_variants.cu compares tunings).
+template <class A, class T, class Tune>
+void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
   if (n > exact_max_n)
     detred::detail::throw_invalid("cuda::sum", "sum_method::exact takes at most 2^42 terms per call (" +
                                                    std::to_string(n) + " given); merge exact_accumulator states");
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
-  // As many blocks as the device keeps resident (8 of 256 threads per SM), no more than the workspace bound, each
-  // over at most 2^30 terms. The block count changes the speed only.
-  std::uint64_t blocks = std::uint64_t(exact_multiprocessors()) * 8;
-  if (blocks > exact_block_bound(n)) blocks = exact_block_bound(n);
-  const std::uint64_t at_least = (n + (std::uint64_t{1} << 30) - 1) >> 30;
-  if (blocks < at_least) blocks = at_least;
-  std::uint64_t per_block = (n + blocks - 1) / blocks;
-  per_block = (per_block + 1023) / 1024 * 1024;  // whole unrolled strides
-  if (per_block == 0) per_block = 1024;
-  blocks = n == 0 ? 1 : (n + per_block - 1) / per_block;
+  // As many blocks as the device keeps resident, no more than the workspace bound (exact_partition_for keeps each
+  // block within 2^30 terms; that many blocks fit the bound for n <= 2^42).
+  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune>());
+  if (wanted > exact_block_bound(n)) wanted = exact_block_bound(n);
+  const exact_partition part = exact_partition_for(d_in, n, wanted);
+  const std::uint64_t blocks = part.blocks;
   unsigned char* base = static_cast<unsigned char*>(d_workspace) + workspace_header_bytes;
   long long* block_limbs = reinterpret_cast<long long*>(base);
   unsigned* block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
-  exact_block_kernel<T>
-      <<<unsigned(blocks), exact_block_threads, 0, stream>>>(d_in, n, per_block, block_limbs, block_flags);
+  exact_block_kernel<T, Tune><<<unsigned(blocks), exact_block_threads, exact_shared_bytes<T, Tune>, stream>>>(
+      d_in, n, part.head, part.vectors, part.per_block, block_limbs, block_flags);
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
   exact_finish_kernel<A, T><<<1, 128, 0, stream>>>(block_limbs, block_flags, int(blocks), n, d_out);
   check(cudaGetLastError(), "cuda::sum (exact): finishing kernel launch");
+}
+
+template <class A, class T>
+void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
+  launch_exact_sum_tuned<A, T, exact_default_tuning<T>>(d_in, n, d_out, d_workspace, stream);
 }
 
 }  // namespace detred::cuda::detail
