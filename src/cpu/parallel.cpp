@@ -38,8 +38,9 @@ constexpr std::size_t helper_reserve = 1;
 // later than this after the job was posted finds the machine busy: it claims nothing, and the next skip_after_late
 // default calls of the process run on their callers alone (then helpers are tried again). On a loaded
 // machine, waking helpers costs the caller its core and makes it wait for preempted helpers; this keeps the default
-// no slower than one thread there.
-constexpr auto late_start = std::chrono::microseconds(20);
+// no slower than one thread there. 100 us, not less: with 20 us, helpers on the idle cores of a 2-core VM were
+// counted late and the default never used them (docs/PERFORMANCE.md, "CPU backend under load").
+constexpr auto late_start = std::chrono::microseconds(100);
 constexpr std::uint32_t skip_after_late = 63;
 std::atomic<std::uint32_t> calls_to_skip{0};
 
