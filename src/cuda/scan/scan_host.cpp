@@ -7,6 +7,7 @@
 
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.hpp"
+#include "src/cuda/common/device_buffer.hpp"
 
 namespace detred::cuda {
 
@@ -20,20 +21,6 @@ std::size_t scan_workspace_bytes(std::uint64_t n, std::size_t value_bytes) {
 }
 
 namespace detail {
-namespace {
-class device_buffer {
- public:
-  explicit device_buffer(std::size_t bytes) { check(cudaMalloc(&ptr_, bytes ? bytes : 1), "cudaMalloc"); }
-  ~device_buffer() { cudaFree(ptr_); }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  unsigned char* get() const { return static_cast<unsigned char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
-}  // namespace
-
 template <class A, class T>
 std::vector<A> sum_scan_host_data(std::span<const T> host, bool exclusive, const scan_launch_config& config,
                                   std::size_t offset, bool in_place) {

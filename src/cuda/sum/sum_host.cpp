@@ -7,26 +7,12 @@
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
 #include "detred/errors.hpp"
+#include "src/cuda/common/device_buffer.hpp"
 #include "src/cuda/common/workspace.hpp"
 
 namespace detred::cuda {
 
 std::size_t sum_workspace_bytes(std::uint64_t n) { return detail::workspace_bytes_for(n); }
-
-namespace {
-// cudaMalloc'd memory, freed on scope exit (also when a later call throws).
-class device_buffer {
- public:
-  explicit device_buffer(std::size_t bytes) { check(cudaMalloc(&ptr_, bytes ? bytes : 1), "cudaMalloc"); }
-  ~device_buffer() { cudaFree(ptr_); }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  unsigned char* get() const { return static_cast<unsigned char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
-}  // namespace
 
 namespace detail {
 
