@@ -1,7 +1,8 @@
 // Per-call latency of detred::sum (float, sum_method::tree) with the default options against threads = 1 (and, for
 // reference, an explicit count of every core): the median
-// over many back-to-back calls, the two interleaved so that machine load affects both alike. Prints a markdown row
-// per size. Usage: bench_cpu_latency [calls per size, default 400]. docs/PERFORMANCE.md, "CPU backend under load".
+// over many back-to-back calls, interleaved in a rotating order so that machine load and cache state affect all alike.
+// Prints a markdown row per size. Usage: bench_cpu_latency [calls per size, default 400]. docs/PERFORMANCE.md, "CPU
+// backend under load".
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,7 +36,8 @@ int main(int argc, char** argv) {
     std::vector<double> fast, one, every;
     volatile float sink = 0;
     for (int r = 0; r < k + 5; ++r) {
-      for (int mode = 0; mode < 3; ++mode) {
+      for (int step = 0; step < 3; ++step) {
+        const int mode = (r + step) % 3;  // the order rotates: no mode always follows the same one
         const detred::cpu_options options{.threads = mode == 0 ? 0u : mode == 1 ? 1u : all};
         const auto t0 = std::chrono::steady_clock::now();
         sink = sink + detred::sum(x.data(), n, detred::sum_method::tree, options);
