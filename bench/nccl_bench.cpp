@@ -80,6 +80,7 @@ struct timer {
     std::vector<double> slower(ms[0].size());
     for (std::size_t i = 0; i < slower.size(); ++i)
       for (int r = 0; r < ranks; ++r) slower[i] = std::max(slower[i], ms[std::size_t(r)][i]);
+    meet.arrive_and_wait();  // everyone has read ms before the next run clears it
     return median(slower);
   }
 };

@@ -106,7 +106,7 @@ __global__ void combine_vectors(const T* own, const T* staged, std::size_t strid
     uint4 v[P];
 #pragma unroll
     for (int r = 0; r < P; ++r) v[r] = reinterpret_cast<const uint4*>(source(own, staged, stride, r, me))[i];
-    T result[V];
+    alignas(16) T result[V];
 #pragma unroll
     for (int lane = 0; lane < V; ++lane) {
       const auto load = [&](int r) { return to_float(reinterpret_cast<const T*>(&v[r])[lane]); };
@@ -120,9 +120,13 @@ __global__ void combine_vectors(const T* own, const T* staged, std::size_t strid
   }
 }
 
-template <class T, int P>
-void launch_vectors(const T* own, const T* staged, std::size_t stride, int me, T* out, std::size_t count, unsigned grid,
-                    cudaStream_t stream) {
+// combine_vectors for P = ranks (1 <= ranks <= 8), chosen by recursion over P.
+template <class T, int P = 1>
+void launch_vectors(int ranks, const T* own, const T* staged, std::size_t stride, int me, T* out, std::size_t count,
+                    unsigned grid, cudaStream_t stream) {
+  if constexpr (P < 8) {
+    if (ranks != P) return launch_vectors<T, P + 1>(ranks, own, staged, stride, me, out, count, grid, stream);
+  }
   combine_vectors<T, P><<<grid, 256, 0, stream>>>(own, staged, stride, me, out, count);
 }
 
@@ -140,32 +144,7 @@ void launch_combine(const T* own, const T* staged, std::size_t stride, int ranks
   if (mode == all_reduce_mode::exact) {
     combine_any_ranks<T, true><<<grid, 256, 0, stream>>>(own, staged, stride, ranks, me, out, count);
   } else if (vectors && ranks <= 8) {
-    switch (ranks) {
-      case 1:
-        launch_vectors<T, 1>(own, staged, stride, me, out, count, grid, stream);
-        break;
-      case 2:
-        launch_vectors<T, 2>(own, staged, stride, me, out, count, grid, stream);
-        break;
-      case 3:
-        launch_vectors<T, 3>(own, staged, stride, me, out, count, grid, stream);
-        break;
-      case 4:
-        launch_vectors<T, 4>(own, staged, stride, me, out, count, grid, stream);
-        break;
-      case 5:
-        launch_vectors<T, 5>(own, staged, stride, me, out, count, grid, stream);
-        break;
-      case 6:
-        launch_vectors<T, 6>(own, staged, stride, me, out, count, grid, stream);
-        break;
-      case 7:
-        launch_vectors<T, 7>(own, staged, stride, me, out, count, grid, stream);
-        break;
-      default:
-        launch_vectors<T, 8>(own, staged, stride, me, out, count, grid, stream);
-        break;
-    }
+    launch_vectors(ranks, own, staged, stride, me, out, count, grid, stream);
   } else {
     combine_any_ranks<T, false><<<grid, 256, 0, stream>>>(own, staged, stride, ranks, me, out, count);
   }

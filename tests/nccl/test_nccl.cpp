@@ -6,6 +6,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -41,48 +44,77 @@ T* upload(const T* host, std::size_t n) {
   return d;
 }
 
+// One sum case: the whole array, where each rank's part starts (cut[r]) and the method.
+struct sum_case {
+  std::string what;
+  std::vector<std::size_t> cut;  // gpus + 1 offsets
+  sum_method method;
+  std::function<std::uint64_t(nccl::context&, std::size_t begin, std::size_t end)> run;  // raw bits of nccl::sum
+  std::uint64_t cpu = 0, one_gpu = 0;
+};
+
 template <class A, class T>
-void expect_sum_on(int gpus, const std::vector<T>& x, const std::string& what) {
+void add_sum_cases(std::vector<sum_case>& cases, int gpus, std::shared_ptr<const std::vector<T>> x,
+                   const std::string& what) {
+  const std::size_t n = x->size();
+  std::vector<std::vector<std::size_t>> cuts;
+  if (gpus == 1) {
+    cuts = {{0, n}};
+  } else {
+    cuts = {{0, n / 2, n}, {0, std::min(n, n / 3 + 7), n}, {0, 0, n}, {0, n, n}};
+  }
   for (sum_method method : {sum_method::tree, sum_method::exact}) {
-    const A cpu = sum<A>(x.data(), x.size(), method);
-    const A one_gpu = cuda::sum_host_data<A>(std::span<const T>(x), method);
-    ASSERT_EQ(raw(one_gpu), raw(cpu)) << what << ": single-GPU cuda::sum differs from the CPU";
-    const std::size_t n = x.size();
-    const std::vector<std::vector<std::size_t>> cuts = {
-        {0, n / 2, n}, {0, n / 3 + 7 > n ? n : n / 3 + 7, n}, {0, 0, n}, {0, n, n}};
+    const std::uint64_t cpu = raw(sum<A>(x->data(), n, method));
+    const std::uint64_t one_gpu = raw(cuda::sum_host_data<A>(std::span<const T>(*x), method));
     for (const auto& cut : cuts) {
-      std::mutex m;
-      std::vector<A> got(static_cast<std::size_t>(gpus));
-      test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
-        const std::size_t begin = gpus == 1 ? 0 : cut[std::size_t(rank)];
-        const std::size_t end = gpus == 1 ? n : cut[std::size_t(rank) + 1];
-        T* d = upload(x.data() + begin, end - begin);
+      sum_case c;
+      c.what = what + " " + std::string(to_string(method)) + " " + float_traits<A>::name + "<-" +
+               float_traits<T>::name + " n=" + std::to_string(n) + " cut at " + std::to_string(cut[1]);
+      c.cut = cut;
+      c.method = method;
+      c.cpu = cpu;
+      c.one_gpu = one_gpu;
+      c.run = [x, method](nccl::context& ctx, std::size_t begin, std::size_t end) {
+        T* d = upload(x->data() + begin, end - begin);
         const A r = nccl::sum<A>(ctx, d, end - begin, nullptr, method);
         cudaFree(d);
-        std::lock_guard<std::mutex> lock(m);
-        got[std::size_t(rank)] = r;
-      });
-      for (int r = 0; r < gpus; ++r)
-        EXPECT_EQ(raw(got[std::size_t(r)]), raw(cpu))
-            << what << " " << to_string(method) << " " << float_traits<A>::name << "<-" << float_traits<T>::name
-            << " n=" << n << " gpus=" << gpus << " rank " << r << " cut at " << cut[1];
-      if (gpus == 1) break;
+        return raw(r);
+      };
+      cases.push_back(std::move(c));
     }
-    std::printf("%d GPU(s) %-7s %-6s %s<-%s n=%zu: 0x%llx (CPU 0x%llx, one GPU 0x%llx)\n", gpus, what.c_str(),
-                std::string(to_string(method)).c_str(), float_traits<A>::name, float_traits<T>::name, n,
-                (unsigned long long)raw(cpu), (unsigned long long)raw(cpu), (unsigned long long)raw(one_gpu));
   }
+}
+
+template <class T>
+std::shared_ptr<const std::vector<T>> data(verify::distribution kind, std::size_t n, std::uint64_t seed,
+                                           double condition = 1e16) {
+  return std::make_shared<const std::vector<T>>(verify::generate<T>({kind, n, seed, condition}));
 }
 
 void sums_on(int gpus) {
   using verify::distribution;
+  std::vector<sum_case> cases;
   for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{(1 << 20) + 12345}}) {
-    expect_sum_on<double, double>(gpus, verify::generate<double>({distribution::ill, n, 7 + n, 1e16}), "ill");
-    expect_sum_on<float, float>(gpus, verify::generate<float>({distribution::ill, n, 8 + n, 1e7}), "ill");
-    expect_sum_on<double, float>(gpus, verify::generate<float>({distribution::cancel, n, 9 + n}), "cancel");
-    expect_sum_on<float, bfloat16>(gpus, verify::generate<bfloat16>({distribution::lognormal, n, 10 + n}), "lognorm");
-    expect_sum_on<float, detred::half>(gpus, verify::generate<detred::half>({distribution::specials, n, 11 + n}),
-                                       "specials");
+    add_sum_cases<double, double>(cases, gpus, data<double>(distribution::ill, n, 7 + n), "ill");
+    add_sum_cases<float, float>(cases, gpus, data<float>(distribution::ill, n, 8 + n, 1e7), "ill");
+    add_sum_cases<double, float>(cases, gpus, data<float>(distribution::cancel, n, 9 + n), "cancel");
+    add_sum_cases<float, bfloat16>(cases, gpus, data<bfloat16>(distribution::lognormal, n, 10 + n), "lognormal");
+    add_sum_cases<float, detred::half>(cases, gpus, data<detred::half>(distribution::specials, n, 11 + n), "specials");
+  }
+  std::vector<std::vector<std::uint64_t>> got(cases.size(), std::vector<std::uint64_t>(std::size_t(gpus)));
+  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      got[i][std::size_t(rank)] =
+          cases[i].run(ctx, cases[i].cut[std::size_t(rank)], cases[i].cut[std::size_t(rank) + 1]);
+  });
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(cases[i].one_gpu, cases[i].cpu) << cases[i].what << ": single-GPU cuda::sum differs from the CPU";
+    for (int r = 0; r < gpus; ++r)
+      EXPECT_EQ(got[i][std::size_t(r)], cases[i].cpu) << cases[i].what << " gpus=" << gpus << " rank " << r;
+    if (cases[i].cut[1] == cases[i].cut.back() / 2 || gpus == 1)
+      std::printf("%d GPU(s) %-44s 0x%llx (CPU 0x%llx, one GPU 0x%llx)\n", gpus, cases[i].what.c_str(),
+                  (unsigned long long)got[i][0], (unsigned long long)cases[i].cpu,
+                  (unsigned long long)cases[i].one_gpu);
   }
 }
 
@@ -112,56 +144,80 @@ T reference(const std::vector<std::vector<T>>& in, std::size_t e, nccl::all_redu
     return s;
 }
 
-template <class T>
-void all_reduce_on(int gpus, std::size_t n, nccl::all_reduce_mode mode, nccl::all_reduce_options options, bool in_place,
-                   const std::string& what) {
-  std::vector<std::vector<T>> in;
-  for (int r = 0; r < gpus; ++r)
-    in.push_back(verify::generate<T>(
-        {r % 2 ? verify::distribution::ill : verify::distribution::lognormal, n, std::uint64_t(100 + r), 1e6}));
-  if (n > 10) in[0][3] = signed_infinity<T>(false);  // special values survive as IEEE gives them
-  std::vector<std::vector<T>> out(static_cast<std::size_t>(gpus), std::vector<T>(n));
-  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
-    T* d_in = upload(in[std::size_t(rank)].data(), n);
-    T* d_out = in_place ? d_in : upload(in[std::size_t(rank)].data(), n);
-    nccl::all_reduce(ctx, d_in, d_out, n, nullptr, mode, options);
-    cuda::check(cudaMemcpy(out[std::size_t(rank)].data(), d_out, n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    cudaFree(d_in);
-    if (!in_place) cudaFree(d_out);
-  });
-  std::size_t wrong = 0;
-  for (std::size_t e = 0; e < n; ++e) {
-    const T expected = reference(in, e, mode);
-    for (int r = 0; r < gpus; ++r)
-      if (raw(out[std::size_t(r)][e]) != raw(expected) && wrong++ < 5)
-        ADD_FAILURE() << what << " gpus=" << gpus << " n=" << n << " element " << e << " rank " << r << ": 0x"
-                      << std::hex << raw(out[std::size_t(r)][e]) << " expected 0x" << raw(expected);
-  }
-  EXPECT_EQ(wrong, 0u) << what;
-}
+struct all_reduce_case {
+  std::size_t n;
+  nccl::all_reduce_mode mode;
+  nccl::all_reduce_options options;
+  bool in_place;
+  std::string what;
+};
 
 template <class T>
 void all_reduces_on(int gpus) {
   using nccl::all_reduce_algorithm;
   using nccl::all_reduce_exchange;
   using nccl::all_reduce_mode;
+  std::vector<all_reduce_case> cases;
   for (all_reduce_mode mode : {all_reduce_mode::canonical, all_reduce_mode::exact})
     for (std::size_t n :
          {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{1001}, std::size_t{(1 << 20) + 3}}) {
       const std::string m = mode == all_reduce_mode::exact ? "exact" : "canonical";
-      all_reduce_on<T>(gpus, n, mode, {}, false, m + " default");
+      cases.push_back({n, mode, {}, false, m + " default"});
       nccl::all_reduce_options small_chunks;
       small_chunks.chunk_bytes = 40000;  // many pipeline steps, slices not a power of two
-      all_reduce_on<T>(gpus, n, mode, small_chunks, true, m + " small chunks, in place");
+      cases.push_back({n, mode, small_chunks, true, m + " small chunks, in place"});
       nccl::all_reduce_options naive;
       naive.algorithm = all_reduce_algorithm::naive_all_gather;
-      all_reduce_on<T>(gpus, n, mode, naive, false, m + " naive all-gather");
+      cases.push_back({n, mode, naive, false, m + " naive all-gather"});
       if (gpus == 2) {
         nccl::all_reduce_options by_all_gather = small_chunks;
         by_all_gather.exchange = all_reduce_exchange::all_gather;
-        all_reduce_on<T>(gpus, n, mode, by_all_gather, false, m + " exchange by all-gather");
+        cases.push_back({n, mode, by_all_gather, false, m + " exchange by all-gather"});
       }
     }
+  // Inputs per (n, rank); outputs per (case, rank).
+  std::map<std::size_t, std::vector<std::vector<T>>> in;
+  for (const all_reduce_case& c : cases)
+    if (!in.count(c.n)) {
+      std::vector<std::vector<T>>& v = in[c.n];
+      for (int r = 0; r < gpus; ++r)
+        v.push_back(verify::generate<T>(
+            {r % 2 ? verify::distribution::ill : verify::distribution::lognormal, c.n, std::uint64_t(100 + r), 1e6}));
+      if (c.n > 10) v[0][3] = signed_infinity<T>(false);  // special values come out as IEEE gives them
+    }
+  std::vector<std::vector<std::vector<T>>> out(cases.size(), std::vector<std::vector<T>>(std::size_t(gpus)));
+  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const all_reduce_case& c = cases[i];
+      const std::vector<T>& mine = in[c.n][std::size_t(rank)];
+      T* d_in = upload(mine.data(), c.n);
+      T* d_out = c.in_place ? d_in : upload(mine.data(), c.n);
+      nccl::all_reduce(ctx, d_in, d_out, c.n, nullptr, c.mode, c.options);
+      std::vector<T>& o = out[i][std::size_t(rank)];
+      o.resize(c.n);
+      cuda::check(cudaMemcpy(o.data(), d_out, c.n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+      cudaFree(d_in);
+      if (!c.in_place) cudaFree(d_out);
+    }
+  });
+  std::map<std::pair<std::size_t, all_reduce_mode>, std::vector<T>> expected_for;  // computed once per (n, mode)
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const all_reduce_case& c = cases[i];
+    std::vector<T>& expected_values = expected_for[{c.n, c.mode}];
+    if (expected_values.size() != c.n)
+      for (std::size_t e = 0; e < c.n; ++e) expected_values.push_back(reference(in[c.n], e, c.mode));
+    std::size_t wrong = 0;
+    for (std::size_t e = 0; e < c.n; ++e) {
+      const T expected = expected_values[e];
+      for (int r = 0; r < gpus; ++r)
+        if (raw(out[i][std::size_t(r)][e]) != raw(expected) && wrong++ < 5)
+          ADD_FAILURE() << c.what << " gpus=" << gpus << " n=" << c.n << " element " << e << " rank " << r << ": 0x"
+                        << std::hex << raw(out[i][std::size_t(r)][e]) << " expected 0x" << raw(expected);
+    }
+    EXPECT_EQ(wrong, 0u) << c.what << " n=" << c.n;
+  }
+  std::printf("%d GPU(s), %s: %zu all-reduce cases, every element equal to the CPU's rank-order reduce\n", gpus,
+              float_traits<T>::name, cases.size());
 }
 
 TEST(NcclAllReduce, OneGpuFloatAndBfloat16) {
@@ -173,7 +229,6 @@ TEST(NcclAllReduce, TwoGpusEqualTheRankOrderReduceOnTheCpu) {
   DETRED_NEED_GPUS(2);
   all_reduces_on<float>(2);
   all_reduces_on<bfloat16>(2);
-  std::printf("2 GPUs: every element of every all-reduce equals the CPU's rank-order reduce\n");
 }
 
 // Mismatched arguments: every rank throws the same invalid_argument; nothing hangs.

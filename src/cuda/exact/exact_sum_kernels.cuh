@@ -143,19 +143,22 @@ __device__ void exact_total_over_blocks(const long long* block_limbs, const unsi
   __syncthreads();
 }
 
+// The total's limbs and flags as a state (n terms, `blocks` merges pending).
+template <class T>
+__device__ exact_state<T> exact_state_of(const long long* total, unsigned flags, int blocks, std::uint64_t n) {
+  exact_state<T> s;
+  for (int k = 0; k < exact_state<T>::limb_count; ++k) s.set_raw(k, total[k]);
+  s.set_count(n, flags, std::uint32_t(blocks));
+  return s;
+}
+
 template <class A, class T>
 __global__ void __launch_bounds__(128) exact_finish_kernel(const long long* block_limbs, const unsigned* block_flags,
                                                            int blocks, std::uint64_t n, A* out) {
-  using S = exact_state<T>;
   __shared__ long long total[72];
   __shared__ unsigned flags;
   exact_total_over_blocks<T>(block_limbs, block_flags, blocks, total, flags);
-  if (threadIdx.x == 0) {
-    S s;
-    for (int k = 0; k < S::limb_count; ++k) s.set_raw(k, total[k]);
-    s.set_count(n, flags, std::uint32_t(blocks));
-    *out = s.template rounded<A>();
-  }
+  if (threadIdx.x == 0) *out = exact_state_of<T>(total, flags, blocks, n).template rounded<A>();
 }
 
 // The state instead of its rounding (for distributed sums, docs/DISTRIBUTED.md): out[0 .. L) the normalised limbs,
@@ -168,9 +171,7 @@ __global__ void __launch_bounds__(128) exact_state_kernel(const long long* block
   __shared__ unsigned flags;
   exact_total_over_blocks<T>(block_limbs, block_flags, blocks, total, flags);
   if (threadIdx.x == 0) {
-    S s;
-    for (int k = 0; k < S::limb_count; ++k) s.set_raw(k, total[k]);
-    s.set_count(n, flags, std::uint32_t(blocks));
+    S s = exact_state_of<T>(total, flags, blocks, n);
     s.normalize();
     for (int k = 0; k < S::limb_count; ++k) out[k] = s.limb(k);
     out[S::limb_count] = (long long)n;
