@@ -3,7 +3,7 @@
 # the NCCL tests (1 and 2 GPUs against the CPU), then the benchmark. Run from the carried folder; logs to $OUT.
 # NCCL comes from the nvidia-nccl-cu13 Python package there; NVLink multicast stays off.
 set -u
-export NCCL_NVLS_ENABLE=0
+export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 nccl_dir=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
 export LD_LIBRARY_PATH=$PWD:$nccl_dir/lib:${LD_LIBRARY_PATH:-}
 {
@@ -14,8 +14,8 @@ export LD_LIBRARY_PATH=$PWD:$nccl_dir/lib:${LD_LIBRARY_PATH:-}
 # The exact kernels gained a state-producing finish (src/cuda/exact/): their own test first.
 start=$(date +%s); timeout 90 ./test_cuda_exact_sum > $OUT/test_cuda_exact_sum.txt 2>&1; rc=$?
 echo "test_cuda_exact_sum rc=$rc $(( $(date +%s) - start ))s $(grep -E '^\[  (PASSED|FAILED) ' $OUT/test_cuda_exact_sum.txt | tr '\n' ' ')" | tee -a $OUT/summary.txt
-start=$(date +%s); timeout ${TEST_TIMEOUT:-200} ./test_nccl > $OUT/test_nccl.txt 2>&1; rc=$?
+start=$(date +%s); timeout ${TEST_TIMEOUT:-120} ./test_nccl > $OUT/test_nccl.txt 2>&1; rc=$?
 echo "test_nccl rc=$rc $(( $(date +%s) - start ))s $(grep -E '^\[  (PASSED|FAILED) ' $OUT/test_nccl.txt | tr '\n' ' ')" | tee -a $OUT/summary.txt
-start=$(date +%s); timeout ${BENCH_TIMEOUT:-200} ./bench_nccl ${ITERATIONS:-30} > $OUT/bench_nccl.txt 2>&1; rc=$?
+start=$(date +%s); timeout ${BENCH_TIMEOUT:-150} ./bench_nccl ${ITERATIONS:-30} > $OUT/bench_nccl.txt 2>&1; rc=$?
 echo "bench_nccl rc=$rc $(( $(date +%s) - start ))s" | tee -a $OUT/summary.txt
 cat $OUT/bench_nccl.txt

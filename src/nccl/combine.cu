@@ -139,7 +139,9 @@ void launch_combine(const T* own, const T* staged, std::size_t stride, int ranks
                     all_reduce_mode mode, cudaStream_t stream) {
   if (count == 0) return;
   const std::size_t threads_needed = (count + 3) / 4;
-  const unsigned grid = unsigned(threads_needed / 256 + 1 < 132 * 16 ? threads_needed / 256 + 1 : 132 * 16);
+  // At most 528 blocks of 256 threads: half the H100/H200 thread slots, so that the NCCL kernels of the next chunk
+  // find room beside a combine (speed only: each element is reduced alone).
+  const unsigned grid = unsigned(threads_needed / 256 + 1 < 528 ? threads_needed / 256 + 1 : 528);
   const bool vectors = aligned16(own) && aligned16(staged) && aligned16(out) && (stride * sizeof(T)) % 16 == 0;
   if (mode == all_reduce_mode::exact) {
     combine_any_ranks<T, true><<<grid, 256, 0, stream>>>(own, staged, stride, ranks, me, out, count);
