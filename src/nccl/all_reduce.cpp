@@ -120,12 +120,13 @@ void all_reduce_any(context& ctx, const T* in, T* out, std::size_t n, cudaStream
   if (n > 0 && (in == nullptr || out == nullptr))
     detred::detail::throw_invalid("nccl::all_reduce", "in or out is null but n > 0");
   if (options.check_arguments) {
+    // Everything that shapes the messages must match: mode and algorithm (the operation), exchange and chunk size.
     const distributed::call_signature mine{n,
                                            distributed::type_code<T>(),
                                            distributed::type_code<T>(),
                                            200 + std::uint32_t(mode) * 4 + std::uint32_t(options.algorithm),
                                            0,
-                                           0};
+                                           std::uint64_t(options.chunk_bytes) * 4 + std::uint64_t(options.exchange)};
     st.exchange_records("nccl::all_reduce", mine, stream, true);
   }
   if (n == 0) return;

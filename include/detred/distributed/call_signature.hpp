@@ -20,7 +20,7 @@ struct call_signature {
   std::uint32_t accumulation = 0;  // type_code of the accumulation type
   std::uint32_t operation = 0;     // which call and method (backend-defined)
   std::uint32_t ranks = 0;         // the communicator size this rank sees
-  std::uint64_t reserved = 0;
+  std::uint64_t options = 0;       // options that shape the messages and must match (backend-defined)
 };
 static_assert(sizeof(call_signature) == 32 && std::is_trivially_copyable_v<call_signature>);
 
@@ -64,6 +64,9 @@ inline void check_signatures(const char* function, std::span<const call_signatur
     } else if (s.operation != first.operation) {
       why = "rank 0 and rank " + std::to_string(r) + " ask for different operations or methods (" +
             std::to_string(first.operation) + " and " + std::to_string(s.operation) + ")";
+    } else if (s.options != first.options) {
+      why = "rank 0 and rank " + std::to_string(r) + " pass different options (" + std::to_string(first.options) +
+            " and " + std::to_string(s.options) + "); options that shape the messages must match";
     } else if (same_count && s.count != first.count) {
       why = "rank 0 passes " + std::to_string(first.count) + " elements, rank " + std::to_string(r) + " passes " +
             std::to_string(s.count) + "; every rank must pass the same count";
