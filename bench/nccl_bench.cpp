@@ -113,7 +113,7 @@ void all_reduce_table(int gpus, std::size_t bytes) {
     using nccl::all_reduce_algorithm;
     using nccl::all_reduce_exchange;
     using nccl::all_reduce_mode;
-    for (std::size_t chunk_mib : {8, 32, 64, 256}) {
+    for (std::size_t chunk_mib : {8, 16, 32, 64, 128, 256}) {
       nccl::all_reduce_options o;
       o.chunk_bytes = chunk_mib << 20;
       detred_variant("detred canonical, send/recv, chunk " + std::to_string(chunk_mib) + " MiB",
