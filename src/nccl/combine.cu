@@ -1,15 +1,16 @@
 // The all-reduce's combine kernels (combine.hpp). Canonical mode: the canonical order over the P ranks' values
 // (docs/ORDER.md: complete trees over the blocks of P's binary digits, left-folded), written out at compile time for
-// P <= 8 (straight-line code, 16-byte vector loads, one per rank) and by the binary counter for larger P. Exact mode:
-// one exact_accumulator<float> per element (12 limbs, local memory; the exact mode has no speed bar). The grid and the
-// vector width never change a bit: each element is reduced alone. Device arithmetic is plain IEEE addition (the
-// library builds with --fmad=false and no fast-math).
+// P <= 8 (include/detred/distributed/rank_order.hpp) (straight-line code, 16-byte vector loads, one per rank) and by
+// the binary counter for larger P. Exact mode: one exact_accumulator<float> per element (12 limbs, local memory; the
+// exact mode has no speed bar). The grid and the vector width never change a bit: each element is reduced alone. Device
+// arithmetic is plain IEEE addition (the library builds with --fmad=false and no fast-math).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/error.hpp"
+#include "detred/distributed/rank_order.hpp"
 #include "detred/order.hpp"
 #include "detred/types/bfloat16.hpp"
 #include "detred/types/float_traits.hpp"
@@ -29,39 +30,6 @@ __device__ __forceinline__ float from_float<float>(float x) {
 template <>
 __device__ __forceinline__ bfloat16 from_float<bfloat16>(float x) {
   return canonicalize_nan(bfloat16::from_float(x));
-}
-
-// T(Begin, Size): the complete tree over ranks Begin .. Begin + Size - 1.
-template <int Begin, int Size, class Load>
-__device__ __forceinline__ float rank_tree(const Load& load) {
-  if constexpr (Size == 1) {
-    return load(Begin);
-  } else {
-    const float left = rank_tree<Begin, Size / 2>(load);
-    const float right = rank_tree<Begin + Size / 2, Size / 2>(load);
-    return left + right;
-  }
-}
-template <int P>
-inline constexpr int top_power = P >= 8   ? 8
-                                 : P >= 4 ? 4
-                                 : P >= 2 ? 2
-                                          : 1;  // the largest power of two <= P (<= 15)
-// The left fold of the block trees of ranks Begin .. Begin + Remaining - 1, onto acc.
-template <int Begin, int Remaining, class Load>
-__device__ __forceinline__ float fold_blocks(const Load& load, float acc) {
-  if constexpr (Remaining == 0) {
-    return acc;
-  } else {
-    constexpr int size = top_power<Remaining>;
-    return fold_blocks<Begin + size, Remaining - size>(load, acc + rank_tree<Begin, size>(load));
-  }
-}
-// The canonical reduce of load(0) .. load(P - 1), P <= 15.
-template <int P, class Load>
-__device__ __forceinline__ float rank_order_sum(const Load& load) {
-  constexpr int first = top_power<P>;
-  return fold_blocks<first, P - first>(load, rank_tree<0, first>(load));
 }
 
 struct add_floats {
@@ -110,13 +78,13 @@ __global__ void combine_vectors(const T* own, const T* staged, std::size_t strid
 #pragma unroll
     for (int lane = 0; lane < V; ++lane) {
       const auto load = [&](int r) { return to_float(reinterpret_cast<const T*>(&v[r])[lane]); };
-      result[lane] = from_float<T>(rank_order_sum<P>(load));
+      result[lane] = from_float<T>(distributed::rank_order_sum<P>(load));
     }
     reinterpret_cast<uint4*>(out)[i] = *reinterpret_cast<const uint4*>(result);
   }
   for (std::size_t e = vectors * V + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; e < count; e += step) {
     const auto load = [&](int r) { return to_float(source(own, staged, stride, r, me)[e]); };
-    out[e] = from_float<T>(rank_order_sum<P>(load));
+    out[e] = from_float<T>(distributed::rank_order_sum<P>(load));
   }
 }
 
