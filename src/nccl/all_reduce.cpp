@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "detred/cuda/error.hpp"
+#include "detred/distributed/all_reduce_plan.hpp"
 #include "detred/errors.hpp"
 #include "detred/nccl/all_reduce.hpp"
 #include "src/nccl/combine.hpp"
@@ -53,25 +54,17 @@ void scatter_combine_gather(context::state& st, const T* in, T* out, std::size_t
   const bool by_all_gather = options.exchange == all_reduce_exchange::all_gather;
   if (by_all_gather && P != 2)
     detred::detail::throw_invalid("nccl::all_reduce", "all_reduce_exchange::all_gather needs exactly 2 ranks");
-  // Slice size per chunk: whole 16-byte vectors, so that every chunk and slice stays 16-byte aligned when in and out
-  // are.
-  constexpr std::size_t V = 16 / sizeof(T);
-  std::size_t slice = std::max<std::size_t>(V, options.chunk_bytes / sizeof(T) / P / V * V);
-  const std::size_t body_slices = n / P;  // elements per rank slice over the whole body
-  slice = std::min(slice, std::max<std::size_t>(body_slices, 1));
-  // Two staging areas (chunk k uses k % 2), each of P slots of `stride` elements (a whole number of 16-byte vectors; at
-  // least P, for the tail's P * t < P * P elements).
-  const std::size_t stride = (std::max(slice, P) + V - 1) / V * V;
+  const distributed::all_reduce_plan plan = distributed::plan_all_reduce(n, P, options.chunk_bytes, sizeof(T));
+  // Two staging areas (chunk k uses k % 2), each of P slots of plan.stride elements.
   T* staged[2];
-  staged[0] = reinterpret_cast<T*>(st.staging.reserve(2 * P * stride * sizeof(T)));
-  staged[1] = staged[0] + P * stride;
+  staged[0] = reinterpret_cast<T*>(st.staging.reserve(2 * P * plan.stride * sizeof(T)));
+  staged[1] = staged[0] + P * plan.stride;
 
-  // Chunk k covers [c0, c0 + P * s); its combine runs on the side stream between its exchange and its gather, so
-  // that it overlaps chunk k + 1's exchange.
-  std::size_t c0 = 0, k = 0, previous_c0 = 0, previous_s = 0;
-  while (n - c0 >= P) {
-    const std::size_t remaining_slices = (n - c0) / P;
-    const std::size_t s = std::min(slice, remaining_slices);
+  // Chunk k's combine runs on the side stream between its exchange and its gather, so that it overlaps chunk k + 1's
+  // exchange.
+  const std::size_t chunks = plan.chunks.size();
+  for (std::size_t k = 0; k < chunks; ++k) {
+    const auto [c0, s] = plan.chunks[k];
     const int b = int(k % 2);
     exchange(st, in + c0, staged[b], s, by_all_gather, stream);
     cuda::check(cudaEventRecord(st.exchanged[b], stream), "detred::nccl: cudaEventRecord");
@@ -81,21 +74,18 @@ void scatter_combine_gather(context::state& st, const T* in, T* out, std::size_t
     cuda::check(cudaEventRecord(st.combined[b], st.side), "detred::nccl: cudaEventRecord");
     if (k > 0) {
       cuda::check(cudaStreamWaitEvent(stream, st.combined[1 - b], 0), "detred::nccl: cudaStreamWaitEvent");
-      gather(st, out + previous_c0, previous_s, stream);
+      gather(st, out + plan.chunks[k - 1].begin, plan.chunks[k - 1].slice, stream);
     }
-    previous_c0 = c0;
-    previous_s = s;
-    c0 += P * s;
-    ++k;
   }
-  if (k > 0) {
-    cuda::check(cudaStreamWaitEvent(stream, st.combined[(k - 1) % 2], 0), "detred::nccl: cudaStreamWaitEvent");
-    gather(st, out + previous_c0, previous_s, stream);
+  if (chunks > 0) {
+    cuda::check(cudaStreamWaitEvent(stream, st.combined[(chunks - 1) % 2], 0), "detred::nccl: cudaStreamWaitEvent");
+    gather(st, out + plan.chunks.back().begin, plan.chunks.back().slice, stream);
   }
-  // The tail, fewer than P elements: every rank gathers every rank's tail and combines all of it.
-  const std::size_t t = n - c0;
+  // The tail, fewer than P elements: every rank gathers every rank's tail and combines all of it (P * t < P * P
+  // elements: they fit a staging area).
+  const std::size_t c0 = plan.tail_begin, t = n - c0;
   if (t > 0) {
-    T* gathered = staged[k % 2];
+    T* gathered = staged[chunks % 2];
     check(ncclAllGather(in + c0, gathered, t, nccl_type<T>(), st.comm, stream), "ncclAllGather (tail)", st.comm);
     detail::launch_combine(gathered + std::size_t(st.rank) * t, static_cast<const T*>(gathered), t, st.size, st.rank,
                            out + c0, t, mode, stream);
