@@ -44,7 +44,7 @@ enum class all_reduce_algorithm {
 };
 
 enum class all_reduce_exchange {
-  automatic,   // send_recv (measured choice: docs/PERFORMANCE.md)
+  automatic,   // send_recv for now (not yet measured against all_gather: docs/PERFORMANCE.md)
   send_recv,   // ncclSend / ncclRecv in a group
   all_gather,  // P == 2 only: an ncclAllGather of each rank's part of the other rank's slice
 };
