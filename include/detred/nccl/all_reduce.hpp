@@ -20,8 +20,9 @@
 // times the traffic per rank) gives the same bits; it is there for comparison.
 //
 // in and out are device memory of the context's GPU, n elements on every rank (the same n: a mismatch throws
-// invalid_argument on every rank, when check_arguments is on). out may equal in. Asynchronous on `stream` (except the
-// argument check's small round trip, which waits for it). NCCL failures throw nccl_error, CUDA failures cuda_error.
+// invalid_argument on every rank, when check_arguments is on). out may equal in (otherwise they must not overlap).
+// Asynchronous on `stream` (except the argument check's small round trip, which waits for it). NCCL failures throw
+// nccl_error, CUDA failures cuda_error.
 #pragma once
 
 #include <cuda_runtime_api.h>
