@@ -1,6 +1,7 @@
 # Installation and the package config, so that find_package(detred CONFIG REQUIRED) gives detred::detred
 # (and detred::cuda when the CUDA backend was built, detred::verify when verify/ was: find_package(detred CONFIG
-# REQUIRED COMPONENTS verify) also checks that Boost, which it needs, is found).
+# REQUIRED COMPONENTS verify) also checks that Boost, which it needs, is found; likewise COMPONENTS mpi (detred::mpi,
+# finds MPI) and nccl (detred::nccl, linked to the libnccl.so.2 found at build time)).
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -26,6 +27,19 @@ if(TARGET detred_properties)
   install(DIRECTORY properties/include/detred DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(FILES cmake/detredProperties.cmake DESTINATION ${DETRED_CONFIG_DIR})
   set(DETRED_PACKAGE_HAS_PROPERTIES ON)
+endif()
+
+# detred::mpi and detred::nccl (docs/DISTRIBUTED.md), when built: components, since they need MPI and NCCL; their
+# headers are in include/detred/mpi/ and include/detred/nccl/ (installed with the rest).
+set(DETRED_PACKAGE_HAS_MPI OFF)
+if(TARGET detred_mpi)
+  list(APPEND detred_targets detred_mpi)
+  set(DETRED_PACKAGE_HAS_MPI ON)
+endif()
+set(DETRED_PACKAGE_HAS_NCCL OFF)
+if(TARGET detred_nccl)
+  list(APPEND detred_targets detred_nccl)
+  set(DETRED_PACKAGE_HAS_NCCL ON)
 endif()
 
 install(TARGETS ${detred_targets} EXPORT detredTargets

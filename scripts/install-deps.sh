@@ -3,7 +3,7 @@
 # Installs nothing when everything is present. CUDA is optional: the build uses nvcc where it finds one.
 set -euo pipefail
 packages=(cmake g++ make ninja-build git ca-certificates libgtest-dev libbenchmark-dev librapidcheck-dev libboost-dev
-  libcli11-dev nlohmann-json3-dev)
+  libcli11-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

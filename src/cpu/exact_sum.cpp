@@ -22,6 +22,7 @@
 #include "detred/accumulators/exact.hpp"
 #include "detred/detail/parallel.hpp"
 #include "src/cpu/exact_blocks.hpp"
+#include "detred/distributed/partial_sums.hpp"
 
 namespace detred::detail {
 
@@ -91,8 +92,8 @@ void add_range(State& s, const T* x, std::size_t n) {
 }
 }  // namespace
 
-template <class A, class T>
-A exact_sum_n(const T* data, std::size_t n, const cpu_options& options) {
+template <class T>
+exact_accumulator_for<T> exact_state_n(const T* data, std::size_t n, const cpu_options& options) {
   using state = exact_accumulator_for<T>;
   const std::size_t chunks = (n + exact_chunk - 1) / exact_chunk;
   state total;
@@ -107,10 +108,22 @@ A exact_sum_n(const T* data, std::size_t n, const cpu_options& options) {
     });
     for (const state& s : partial) total.merge(s);
   }
-  return total.template rounded<A>();
+  return total;
+}
+
+template <class A, class T>
+A exact_sum_n(const T* data, std::size_t n, const cpu_options& options) {
+  return exact_state_n(data, n, options).template rounded<A>();
 }
 
 #define DETRED_INSTANTIATE_EXACT(A, T) template A exact_sum_n<A, T>(const T*, std::size_t, const cpu_options&);
+#define DETRED_INSTANTIATE_EXACT_STATE(T) \
+  template exact_accumulator_for<T> exact_state_n<T>(const T*, std::size_t, const cpu_options&);
+DETRED_INSTANTIATE_EXACT_STATE(half)
+DETRED_INSTANTIATE_EXACT_STATE(bfloat16)
+DETRED_INSTANTIATE_EXACT_STATE(float)
+DETRED_INSTANTIATE_EXACT_STATE(double)
+#undef DETRED_INSTANTIATE_EXACT_STATE
 DETRED_INSTANTIATE_EXACT(float, half)
 DETRED_INSTANTIATE_EXACT(double, half)
 DETRED_INSTANTIATE_EXACT(float, bfloat16)

@@ -5,6 +5,7 @@
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/detail/cpu_tuning.hpp"
 #include "detred/detail/parallel.hpp"
+#include "detred/distributed/partial_sums.hpp"
 #include "detred/reduce.hpp"
 #include "src/cpu/exact_sum.hpp"
 #include "src/cpu/subtree_root.hpp"
@@ -48,7 +49,7 @@ Acc subtree(const T* x, int level) {
 }
 
 template <class Acc, class T>
-typename Acc::value_type canonical_tree(const T* x, std::size_t n, const cpu_options& options) {
+Acc canonical_tree(const T* x, std::size_t n, const cpu_options& options) {
   const std::size_t full_chunks = n / cpu_chunk_size;
   std::vector<Acc> chunk_root(full_chunks);
   parallel_for_chunks(full_chunks, options, [&](std::size_t chunk) {
@@ -67,10 +68,15 @@ typename Acc::value_type canonical_tree(const T* x, std::size_t n, const cpu_opt
     }
     i += block;
   }
-  return total.result();
+  return total.root();
 }
 
 }  // namespace
+
+template <class Acc, class T>
+Acc canonical_root_n(const T* data, std::size_t n, const cpu_options& options) {
+  return canonical_tree<Acc>(data, n, options);
+}
 
 template <class A, class T>
 A sum_n(const T* data, std::size_t n, sum_method method, const cpu_options& options) {
@@ -91,10 +97,10 @@ A sum_n(const T* data, std::size_t n, sum_method method, const cpu_options& opti
       result = accumulate_left_to_right<neumaier_accumulator<A>>(data, n);
       break;
     case sum_method::tree:
-      result = canonical_tree<plain_accumulator<A>>(data, n, options);
+      result = canonical_tree<plain_accumulator<A>>(data, n, options).result();
       break;
     case sum_method::tree_neumaier:
-      result = canonical_tree<neumaier_accumulator<A>>(data, n, options);
+      result = canonical_tree<neumaier_accumulator<A>>(data, n, options).result();
       break;
     default:
       throw_invalid("sum", "unknown sum_method");
@@ -102,7 +108,11 @@ A sum_n(const T* data, std::size_t n, sum_method method, const cpu_options& opti
   return canonicalize_nan(result);
 }
 
-#define DETRED_INSTANTIATE_SUM(A, T) template A sum_n<A, T>(const T*, std::size_t, sum_method, const cpu_options&);
+#define DETRED_INSTANTIATE_SUM(A, T)                                                                                  \
+  template A sum_n<A, T>(const T*, std::size_t, sum_method, const cpu_options&);                                      \
+  template plain_accumulator<A> canonical_root_n<plain_accumulator<A>, T>(const T*, std::size_t, const cpu_options&); \
+  template neumaier_accumulator<A> canonical_root_n<neumaier_accumulator<A>, T>(const T*, std::size_t,                \
+                                                                                const cpu_options&);
 DETRED_INSTANTIATE_SUM(float, half)
 DETRED_INSTANTIATE_SUM(double, half)
 DETRED_INSTANTIATE_SUM(float, bfloat16)

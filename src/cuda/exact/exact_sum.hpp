@@ -30,4 +30,10 @@ inline constexpr std::size_t exact_workspace_bytes(std::uint64_t n) {
 template <class A, class T>
 void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream);
 
+// The exact state of d_in[0..n) instead of its rounding, for distributed sums (src/nccl/): at d_state, L + 2 integers:
+// the normalised limbs of exact_accumulator_for<T> (L of them), the count, the flags. Asynchronous on `stream`; the
+// workspace is cuda::sum's.
+template <class T>
+void launch_exact_state(const T* d_in, std::uint64_t n, long long* d_state, void* d_workspace, cudaStream_t stream);
+
 }  // namespace detred::cuda::detail

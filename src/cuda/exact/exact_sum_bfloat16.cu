@@ -3,3 +3,4 @@
 
 DETRED_INSTANTIATE_EXACT_SUM(float, detred::bfloat16)
 DETRED_INSTANTIATE_EXACT_SUM(double, detred::bfloat16)
+DETRED_INSTANTIATE_EXACT_STATE(detred::bfloat16)

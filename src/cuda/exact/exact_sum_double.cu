@@ -2,3 +2,4 @@
 #include "src/cuda/exact/exact_sum_kernels.cuh"
 
 DETRED_INSTANTIATE_EXACT_SUM(double, double)
+DETRED_INSTANTIATE_EXACT_STATE(double)

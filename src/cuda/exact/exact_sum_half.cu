@@ -3,3 +3,4 @@
 
 DETRED_INSTANTIATE_EXACT_SUM(float, detred::half)
 DETRED_INSTANTIATE_EXACT_SUM(double, detred::half)
+DETRED_INSTANTIATE_EXACT_STATE(detred::half)

@@ -378,13 +378,12 @@ __global__ void __launch_bounds__(exact_block_threads, exact_min_blocks<T>)
   if (tid < L) block_limbs[std::uint64_t(blockIdx.x) * L + tid] = total[tid];
 }
 
-template <class A, class T>
-__global__ void __launch_bounds__(128) exact_finish_kernel(const long long* block_limbs, const unsigned* block_flags,
-                                                           int blocks, std::uint64_t n, A* out) {
-  using S = exact_state<T>;
-  constexpr int L = S::limb_count;
-  __shared__ long long total[72];
-  __shared__ unsigned flags;
+// Limb k of the total is the integer sum of limb k over the blocks; the flags are ORed. Every thread of the (one)
+// block calls it; total and flags are shared memory, valid after it returns.
+template <class T>
+__device__ void exact_total_over_blocks(const long long* block_limbs, const unsigned* block_flags, int blocks,
+                                        long long* total, unsigned& flags) {
+  constexpr int L = exact_state<T>::limb_count;
   const int tid = threadIdx.x;
   if (tid == 0) flags = 0;
   __syncthreads();
@@ -398,11 +397,41 @@ __global__ void __launch_bounds__(128) exact_finish_kernel(const long long* bloc
   f = __reduce_or_sync(0xffffffffu, f);
   if ((tid & 31) == 0 && f) atomicOr(&flags, f);
   __syncthreads();
-  if (tid == 0) {
-    S s;
-    for (int k = 0; k < L; ++k) s.set_raw(k, total[k]);
-    s.set_count(n, flags, std::uint32_t(blocks));
-    *out = s.template rounded<A>();
+}
+
+// The total's limbs and flags as a state (n terms, `blocks` merges pending).
+template <class T>
+__device__ exact_state<T> exact_state_of(const long long* total, unsigned flags, int blocks, std::uint64_t n) {
+  exact_state<T> s;
+  for (int k = 0; k < exact_state<T>::limb_count; ++k) s.set_raw(k, total[k]);
+  s.set_count(n, flags, std::uint32_t(blocks));
+  return s;
+}
+
+template <class A, class T>
+__global__ void __launch_bounds__(128) exact_finish_kernel(const long long* block_limbs, const unsigned* block_flags,
+                                                           int blocks, std::uint64_t n, A* out) {
+  __shared__ long long total[72];
+  __shared__ unsigned flags;
+  exact_total_over_blocks<T>(block_limbs, block_flags, blocks, total, flags);
+  if (threadIdx.x == 0) *out = exact_state_of<T>(total, flags, blocks, n).template rounded<A>();
+}
+
+// The state instead of its rounding (for distributed sums, docs/DISTRIBUTED.md): out[0 .. L) the normalised limbs,
+// out[L] the count, out[L + 1] the flags.
+template <class T>
+__global__ void __launch_bounds__(128) exact_state_kernel(const long long* block_limbs, const unsigned* block_flags,
+                                                          int blocks, std::uint64_t n, long long* out) {
+  using S = exact_state<T>;
+  __shared__ long long total[72];
+  __shared__ unsigned flags;
+  exact_total_over_blocks<T>(block_limbs, block_flags, blocks, total, flags);
+  if (threadIdx.x == 0) {
+    S s = exact_state_of<T>(total, flags, blocks, n);
+    s.normalize();
+    for (int k = 0; k < S::limb_count; ++k) out[k] = s.limb(k);
+    out[S::limb_count] = (long long)n;
+    out[S::limb_count + 1] = (long long)flags;
   }
 }
 
@@ -428,9 +457,11 @@ int exact_resident_blocks() {
   return cached_blocks;
 }
 
-// launch_exact_sum with a chosen tuning (bench/experiments/exact_variants.cu compares tunings).
-template <class A, class T, class Tune>
-void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
+// Kernel 1 over d_in[0..n) with a chosen tuning: one normalised state per block in the workspace. Returns the block
+// count and where the states are.
+template <class T, class Tune>
+int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream, long long*& block_limbs,
+                        unsigned*& block_flags) {
   if (n > exact_max_n)
     detred::detail::throw_invalid("cuda::sum", "sum_method::exact takes at most 2^42 terms per call (" +
                                                    std::to_string(n) + " given); merge exact_accumulator states");
@@ -443,12 +474,21 @@ void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_wo
   const exact_partition part = exact_partition_for(d_in, n, wanted);
   const std::uint64_t blocks = part.blocks;
   unsigned char* base = static_cast<unsigned char*>(d_workspace) + workspace_header_bytes;
-  long long* block_limbs = reinterpret_cast<long long*>(base);
-  unsigned* block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
+  block_limbs = reinterpret_cast<long long*>(base);
+  block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
   exact_block_kernel<T, Tune><<<unsigned(blocks), exact_block_threads, exact_shared_bytes<T, Tune>, stream>>>(
       d_in, n, part.head, part.vectors, part.per_block, block_limbs, block_flags);
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
-  exact_finish_kernel<A, T><<<1, 128, 0, stream>>>(block_limbs, block_flags, int(blocks), n, d_out);
+  return int(blocks);
+}
+
+// launch_exact_sum with a chosen tuning (bench/experiments/exact_variants.cu compares tunings).
+template <class A, class T, class Tune>
+void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
+  long long* block_limbs = nullptr;
+  unsigned* block_flags = nullptr;
+  const int blocks = launch_exact_blocks<T, Tune>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+  exact_finish_kernel<A, T><<<1, 128, 0, stream>>>(block_limbs, block_flags, blocks, n, d_out);
   check(cudaGetLastError(), "cuda::sum (exact): finishing kernel launch");
 }
 
@@ -457,7 +497,21 @@ void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspac
   launch_exact_sum_tuned<A, T, exact_default_tuning<T>>(d_in, n, d_out, d_workspace, stream);
 }
 
+// The exact state of d_in[0..n) (exact_state_kernel's layout, L + 2 integers) at d_state, asynchronously on `stream`.
+// The workspace is cuda::sum's (sum_workspace_bytes(n)).
+template <class T>
+void launch_exact_state(const T* d_in, std::uint64_t n, long long* d_state, void* d_workspace, cudaStream_t stream) {
+  long long* block_limbs = nullptr;
+  unsigned* block_flags = nullptr;
+  const int blocks =
+      launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+  exact_state_kernel<T><<<1, 128, 0, stream>>>(block_limbs, block_flags, blocks, n, d_state);
+  check(cudaGetLastError(), "cuda::sum (exact): state kernel launch");
+}
+
 }  // namespace detred::cuda::detail
 
 #define DETRED_INSTANTIATE_EXACT_SUM(A, T) \
   template void detred::cuda::detail::launch_exact_sum<A, T>(const T*, std::uint64_t, A*, void*, cudaStream_t);
+#define DETRED_INSTANTIATE_EXACT_STATE(T) \
+  template void detred::cuda::detail::launch_exact_state<T>(const T*, std::uint64_t, long long*, void*, cudaStream_t);

@@ -1,0 +1,78 @@
+// What every rank of a distributed detred call says about its arguments before any data moves, so that mismatched
+// types, methods or sizes give every rank the same clear error instead of a hang or garbage (docs/DISTRIBUTED.md).
+// Host-only; no MPI or NCCL dependency: the backends all-gather these fixed-size records and call check_signatures.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include "detred/errors.hpp"
+#include "detred/types/float_traits.hpp"
+
+namespace detred::distributed {
+
+// A plain 32-byte record (all ranks of a job share one byte order).
+struct call_signature {
+  std::uint64_t count = 0;         // elements this rank passes
+  std::uint32_t input = 0;         // type_code of the element type
+  std::uint32_t accumulation = 0;  // type_code of the accumulation type
+  std::uint32_t operation = 0;     // which call and method (backend-defined)
+  std::uint32_t ranks = 0;         // the communicator size this rank sees
+  std::uint64_t options = 0;       // options that shape the messages and must match (backend-defined)
+};
+static_assert(sizeof(call_signature) == 32 && std::is_trivially_copyable_v<call_signature>);
+
+template <class T>
+constexpr std::uint32_t type_code() {
+  if constexpr (std::is_same_v<T, half>) return 1;
+  if constexpr (std::is_same_v<T, bfloat16>) return 2;
+  if constexpr (std::is_same_v<T, float>) return 3;
+  if constexpr (std::is_same_v<T, double>) return 4;
+  return 0;
+}
+
+inline const char* type_name(std::uint32_t code) {
+  switch (code) {
+    case 1:
+      return "half";
+    case 2:
+      return "bfloat16";
+    case 3:
+      return "float";
+    case 4:
+      return "double";
+    default:
+      return "an unknown type";
+  }
+}
+
+// Throws detred::invalid_argument (the same message on every rank) unless every rank passed the same types and
+// operation, and, when same_count, the same element count. `all` holds the records in rank order.
+inline void check_signatures(const char* function, std::span<const call_signature> all, bool same_count) {
+  const call_signature& first = all[0];
+  for (std::size_t r = 1; r < all.size(); ++r) {
+    const call_signature& s = all[r];
+    std::string why;
+    if (s.ranks != first.ranks) {
+      why = "ranks see different communicator sizes";
+    } else if (s.input != first.input || s.accumulation != first.accumulation) {
+      why = std::string("rank 0 passes ") + type_name(first.input) + " data accumulated in " +
+            type_name(first.accumulation) + ", rank " + std::to_string(r) + " " + type_name(s.input) +
+            " accumulated in " + type_name(s.accumulation);
+    } else if (s.operation != first.operation) {
+      why = "rank 0 and rank " + std::to_string(r) + " ask for different operations or methods (" +
+            std::to_string(first.operation) + " and " + std::to_string(s.operation) + ")";
+    } else if (s.options != first.options) {
+      why = "rank 0 and rank " + std::to_string(r) + " pass different options (" + std::to_string(first.options) +
+            " and " + std::to_string(s.options) + "); options that shape the messages must match";
+    } else if (same_count && s.count != first.count) {
+      why = "rank 0 passes " + std::to_string(first.count) + " elements, rank " + std::to_string(r) + " passes " +
+            std::to_string(s.count) + "; every rank must pass the same count";
+    }
+    if (!why.empty()) detail::throw_invalid(function, "mismatched arguments across ranks: " + why);
+  }
+}
+
+}  // namespace detred::distributed

@@ -1,0 +1,39 @@
+// detred::nccl::context: what detred's NCCL calls need beside the caller's communicator: its rank, size and device,
+// and device buffers (workspace, staging, a record of each rank's arguments), a second stream and events, all grown
+// on demand and kept for the next call. One context per communicator and rank; not thread-safe (one call at a time on
+// a context, as on an NCCL communicator). The communicator stays the caller's: the context never frees it.
+//
+// Every call must be made with the context's device current (cudaSetDevice); otherwise invalid_argument.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <memory>
+
+#include "detred/nccl/error.hpp"
+
+namespace detred::nccl {
+
+class context {
+ public:
+  explicit context(ncclComm_t comm);
+  ~context();
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+  context(context&&) noexcept;
+  context& operator=(context&&) noexcept;
+
+  ncclComm_t comm() const;
+  int rank() const;
+  int size() const;
+  int device() const;
+
+  struct state;
+  state& internals();  // for detred's own sources
+
+ private:
+  std::unique_ptr<state> state_;
+};
+
+}  // namespace detred::nccl

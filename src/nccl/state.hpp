@@ -1,0 +1,65 @@
+// detred::nccl::context's internals (include/detred/nccl/context.hpp) and the argument record every call all-gathers
+// first (docs/DISTRIBUTED.md, "Mismatched arguments").
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "detred/distributed/call_signature.hpp"
+#include "detred/nccl/context.hpp"
+
+namespace detred::nccl {
+
+namespace detail {
+
+// Device memory of the context's GPU that grows on demand and is kept for the next call.
+class device_buffer {
+ public:
+  device_buffer() = default;
+  ~device_buffer();
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  // At least `bytes` bytes (the old contents are dropped when it grows).
+  unsigned char* reserve(std::size_t bytes);
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Every call's first collective: one record of record_bytes a rank, the call's signature then an optional payload
+// (the exact state). A fixed size, whatever the call, so that ranks that disagree on the call still agree on the
+// collective, and the mismatch is reported instead of hanging.
+inline constexpr std::size_t record_bytes = 640;
+inline constexpr std::size_t record_payload_offset = 64;
+
+}  // namespace detail
+
+struct context::state {
+  ncclComm_t comm = nullptr;
+  int rank = 0, size = 1, device = 0;
+  cudaStream_t side = nullptr;  // the combine kernels of a pipelined all-reduce
+  cudaEvent_t exchanged[2] = {}, combined[2] = {};
+  detail::device_buffer records, workspace, staging, roots;
+  unsigned char* host = nullptr;  // pinned: size * record_bytes (and the gathered roots)
+  std::size_t host_bytes = 0;
+
+  state(ncclComm_t c);
+  ~state();
+  // invalid_argument unless the context's device is current.
+  void require_device(const char* function) const;
+  // Pinned host memory of at least `bytes`.
+  unsigned char* host_buffer(std::size_t bytes);
+  // This rank's record slot on the device (its payload at + record_payload_offset).
+  unsigned char* my_record();
+  // Writes `mine` into this rank's slot, all-gathers the records on `stream`, waits, and checks the signatures
+  // (invalid_argument on every rank on a mismatch). Returns the records on the host, in rank order.
+  const unsigned char* exchange_records(const char* function, distributed::call_signature mine, cudaStream_t stream,
+                                        bool same_count);
+};
+
+}  // namespace detred::nccl

@@ -1,0 +1,119 @@
+// detred::nccl::sum (include/detred/nccl/sum.hpp; design in docs/DISTRIBUTED.md).
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "detred/accumulators/exact.hpp"
+#include "detred/accumulators/pairwise.hpp"
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/sum.hpp"
+#include "detred/distributed/aligned_blocks.hpp"
+#include "detred/nccl/sum.hpp"
+#include "src/cuda/exact/exact_sum.hpp"
+#include "src/nccl/state.hpp"
+
+namespace detred::nccl::detail {
+namespace {
+
+using distributed::aligned_block;
+using distributed::call_signature;
+
+template <class A, class T>
+A canonical_sum(context::state& s, const T* d_in, const unsigned char* records, cudaStream_t stream) {
+  const std::size_t ranks = std::size_t(s.size);
+  std::vector<std::vector<aligned_block>> blocks(ranks);
+  std::uint64_t begin = 0, my_begin = 0;
+  std::size_t most = 1;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    call_signature sig;
+    std::memcpy(&sig, records + r * record_bytes, sizeof sig);
+    if (int(r) == s.rank) my_begin = begin;
+    blocks[r] = distributed::aligned_blocks(begin, begin + sig.count);
+    most = std::max(most, blocks[r].size());
+    begin += sig.count;
+  }
+  // This rank's roots: a complete subtree is its own canonical sum, so detred::cuda::sum of each block gives T(a, 2^k).
+  A* roots = reinterpret_cast<A*>(s.roots.reserve(ranks * most * sizeof(A)));
+  A* mine = roots + std::size_t(s.rank) * most;
+  std::uint64_t largest = 0;
+  for (const aligned_block& b : blocks[std::size_t(s.rank)]) largest = std::max(largest, std::uint64_t{1} << b.level);
+  const std::size_t workspace_bytes = cuda::sum_workspace_bytes(largest);
+  void* workspace = s.workspace.reserve(workspace_bytes);
+  std::size_t j = 0;
+  for (const aligned_block& b : blocks[std::size_t(s.rank)])
+    cuda::sum<A>(d_in + (b.begin - my_begin), std::uint64_t{1} << b.level, mine + j++, workspace, workspace_bytes,
+                 stream, sum_method::tree);
+  check(ncclAllGather(mine, roots, most * sizeof(A), ncclUint8, s.comm, stream), "ncclAllGather (subtree roots)",
+        s.comm);
+  A* host = reinterpret_cast<A*>(s.host_buffer(ranks * most * sizeof(A)));
+  cuda::check(cudaMemcpyAsync(host, roots, ranks * most * sizeof(A), cudaMemcpyDeviceToHost, stream),
+              "detred::nccl: cudaMemcpyAsync (subtree roots)");
+  cuda::check(cudaStreamSynchronize(stream), "detred::nccl: cudaStreamSynchronize (subtree roots)");
+  pairwise_accumulator<plain_accumulator<A>> total;
+  for (std::size_t r = 0; r < ranks; ++r)
+    for (std::size_t k = 0; k < blocks[r].size(); ++k)
+      total.add_subtree(plain_accumulator<A>{host[r * most + k]}, blocks[r][k].level);
+  return canonicalize_nan(total.result());
+}
+
+// Every rank's exact state (limbs, count, flags: launch_exact_state's layout) from the records, merged, rounded.
+template <class A, class T>
+A merge_exact_states(const context::state& s, const unsigned char* records) {
+  using state = exact_accumulator_for<T>;
+  constexpr int L = state::limb_count;
+  state total;
+  for (int r = 0; r < s.size; ++r) {
+    long long v[L + 2];
+    std::memcpy(v, records + std::size_t(r) * record_bytes + record_payload_offset, sizeof v);
+    state one;
+    for (int k = 0; k < L; ++k) one.set_raw(k, v[k]);
+    one.set_count(std::uint64_t(v[L]), std::uint32_t(v[L + 1]), 1);
+    total.merge(one);
+  }
+  return total.template rounded<A>();
+}
+
+}  // namespace
+
+template <class A, class T>
+A sum_n(context& ctx, const T* d_in, std::uint64_t n_local, cudaStream_t stream, sum_method method) {
+  context::state& s = ctx.internals();
+  s.require_device("nccl::sum");
+  static_assert((exact_accumulator<double>::limb_count + 2) * 8 + record_payload_offset <= record_bytes);
+  if (method == sum_method::exact) {
+    // The state goes out in the argument record itself: one collective in all.
+    const std::size_t bytes = cuda::sum_workspace_bytes(n_local);
+    cuda::detail::launch_exact_state(d_in, n_local, reinterpret_cast<long long*>(s.my_record() + record_payload_offset),
+                                     s.workspace.reserve(bytes), stream);
+  }
+  const call_signature mine{
+      n_local, distributed::type_code<T>(), distributed::type_code<A>(), 100 + std::uint32_t(method), 0, 0};
+  const unsigned char* records = s.exchange_records("nccl::sum", mine, stream, false);
+  switch (method) {  // the same on every rank now
+    case sum_method::tree:
+      return canonical_sum<A>(s, d_in, records, stream);
+    case sum_method::exact:
+      return merge_exact_states<A, T>(s, records);
+    default:
+      detred::detail::throw_invalid("nccl::sum", "sum_method::" + std::string(to_string(method)) +
+                                                     " has no distributed GPU form; use tree or exact");
+  }
+}
+
+#define DETRED_INSTANTIATE_NCCL_SUM(A, T) \
+  template A sum_n<A, T>(context&, const T*, std::uint64_t, cudaStream_t, sum_method);
+DETRED_INSTANTIATE_NCCL_SUM(float, half)
+DETRED_INSTANTIATE_NCCL_SUM(double, half)
+DETRED_INSTANTIATE_NCCL_SUM(float, bfloat16)
+DETRED_INSTANTIATE_NCCL_SUM(double, bfloat16)
+DETRED_INSTANTIATE_NCCL_SUM(float, float)
+DETRED_INSTANTIATE_NCCL_SUM(double, float)
+DETRED_INSTANTIATE_NCCL_SUM(double, double)
+#undef DETRED_INSTANTIATE_NCCL_SUM
+
+}  // namespace detred::nccl::detail
