@@ -1,8 +1,9 @@
 // detred's single-pass device scan (include/detred/cuda/scan.hpp, scan.cuh): one tile of Threads * Items elements
-// per block. Loads are coalesced (element i of a thread's stripe at tile + i * Threads + thread, any element-aligned
-// pointer) and transposed through padded shared memory, so that each thread holds Items consecutive leaves; the tile
-// is scanned by block_fenwick_scan with its carry-in from fenwick_lookback, and the outputs go back the same way.
-// Order and guarantees: docs/ORDER.md section 3 ("The GPU scan").
+// per block. Each warp loads its 32 * Items consecutive elements coalesced (element i of a lane's stripe at
+// warp start + 32 i + lane, any element-aligned pointer) and transposes them through its own region of padded shared
+// memory, so that each thread holds Items consecutive leaves; the tile is scanned by block_fenwick_scan with its
+// carry-in from fenwick_lookback, and the outputs go back the same way. Order and guarantees: docs/ORDER.md
+// section 3 ("The GPU scan"); speed: docs/PERFORMANCE.md.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -131,18 +132,19 @@ constexpr bool fits_shared(int tile) {
   return (std::size_t(tile) + tile / 32) * sizeof(T) <= 40960;
 }
 
-inline scan_launch_config choose_scan_config(scan_launch_config c, std::size_t value_bytes, std::uint64_t n) {
+inline scan_launch_config choose_scan_config(scan_launch_config c, std::size_t value_bytes) {
   const auto bad = [](int v, int a, int b, int d, int e) { return v != 0 && v != a && v != b && v != d && v != e; };
   if (bad(c.block_threads, 32, 64, 128, 256))
     detred::detail::throw_invalid("cuda scan", "scan_launch_config.block_threads must be 0, 32, 64, 128 or 256");
   if (bad(c.items_per_thread, 4, 8, 16, 32))
     detred::detail::throw_invalid("cuda scan", "scan_launch_config.items_per_thread must be 0, 4, 8, 16 or 32");
-  if (c.block_threads == 0) c.block_threads = 256;
-  if (c.items_per_thread == 0) {
-    // Large inputs: large tiles (more bytes in flight per SM); small ones: more tiles than SMs.
-    const bool large = n >= (std::uint64_t{1} << 22);
-    c.items_per_thread = value_bytes <= 4 ? (large ? 32 : 16) : value_bytes <= 8 ? 16 : value_bytes <= 16 ? 8 : 4;
-  }
+  if (c.items_per_thread == 32 && c.block_threads == 32)
+    detred::detail::throw_invalid("cuda scan", "scan_launch_config: 32 items per thread need 64 threads or more");
+  // Defaults measured on the H100 (docs/PERFORMANCE.md): 32 items per thread for values of 4 and 8 bytes (the most
+  // bytes in flight per SM at 48 registers), 256 threads for 4-byte values, 128 for 8-byte ones (whose 256 x 32
+  // tile would not fit shared memory).
+  if (c.block_threads == 0) c.block_threads = value_bytes == 8 ? 128 : 256;
+  if (c.items_per_thread == 0) c.items_per_thread = value_bytes <= 8 ? 32 : value_bytes <= 16 ? 8 : 4;
   return c;
 }
 
@@ -165,7 +167,7 @@ void run_fenwick_scan(const In* in, Out* out, std::uint64_t n, void* workspace, 
                       cudaStream_t stream, const scan_launch_config& requested, Load load, Op op, Store store,
                       bool exclusive, const T& identity) {
   static_assert(sizeof(T) % 4 == 0, "the scanned type's size must be a multiple of 4 bytes");
-  const scan_launch_config c = choose_scan_config(requested, sizeof(T), n);
+  const scan_launch_config c = choose_scan_config(requested, sizeof(T));
   if (n == 0) return;
   if (in == nullptr || out == nullptr) detred::detail::throw_invalid("cuda scan", "null input or output");
   if (reinterpret_cast<std::uintptr_t>(in) % alignof(In) || reinterpret_cast<std::uintptr_t>(out) % alignof(Out))
