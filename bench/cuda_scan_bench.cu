@@ -1,6 +1,7 @@
 // GPU scans: detred::cuda's canonical scans against the toolkit's CUB (cub::DeviceScan, WarpScan, BlockScan) and the
 // copy bandwidth, all in this one program (docs/PERFORMANCE.md, "GPU scans"). Medians of CUDA-event timings.
 //   bench_cuda_scan [reps]      (default 30)
+//   bench_cuda_scan 1 profile   one fp32 1 GiB call of detred's scan and one of CUB's (for ncu -k ... -c 1)
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "detred/cuda/blocks/block_scan.cuh"
@@ -133,6 +135,7 @@ __global__ void block_bench(const float* x, float* y) {
 
 int main(int argc, char** argv) {
   if (argc > 1) reps = std::atoi(argv[1]);
+  const bool profile = argc > 2 && std::string(argv[2]) == "profile";
   const auto dev = detred::cuda::describe_device(0);
   std::printf("device: %s, %d SMs; medians of %d CUDA-event timings\n", dev.name.c_str(), dev.multiprocessors, reps);
   const std::uint64_t bytes = std::uint64_t{1} << 30;
@@ -161,6 +164,14 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&cub_ws, cub_bytes), "malloc");
   const auto gbs = [](double moved, double ms) { return moved / ms / 1e6; };
 
+  if (profile) {
+    std::size_t b = cub_bytes;
+    detred::cuda::inclusive_sum_scan(xf, yf, nf, ws, ws_bytes);
+    cub::DeviceScan::InclusiveSum(cub_ws, b, xf, yf, nf);
+    check(cudaDeviceSynchronize(), "profile");
+    std::printf("profile: one detred and one CUB fp32 inclusive sum of 1 GiB\n");
+    return 0;
+  }
   const double copy = median_ms([&] { cudaMemcpyAsync(yf, xf, bytes, cudaMemcpyDeviceToDevice); });
   std::printf("copy 1 GiB (read + write)            %8.3f ms  %7.0f GB/s\n", copy, gbs(2.0 * bytes, copy));
 
@@ -195,7 +206,8 @@ int main(int argc, char** argv) {
     }
     detred::cuda::detail::lookback_backoff_ns = 0;
     for (int t : {64, 128, 256})
-      for (int i : {4, 8, 16}) {
+      for (int i : {4, 8, 16, 32}) {
+        if (type == 1 && t == 256 && i == 32) continue;  // does not fit shared memory for 8-byte values
         const double ts = median_ms(detred_call({t, i}), 1, 10);
         std::printf("   shape %3dx%-2d %7.0f GB/s (%.3fx CUB)\n", t, i, gbs(2.0 * bytes, ts), tc / ts);
       }
@@ -227,6 +239,13 @@ int main(int argc, char** argv) {
         "fp32 n = 2^%d: per call (100 back-to-back) CUB %.2f us, detred %.2f us = %.3fx CUB | one call CUB "
         "%.2f us, detred %.2f us\n",
         n == (1u << 16) ? 16 : 20, c100 * 1e3, d100 * 1e3, d100 / c100, c1 * 1e3, d1 * 1e3);
+    for (int t : {64, 128, 256})
+      for (int i : {4, 8, 16, 32}) {
+        const detred::cuda::scan_launch_config c{t, i};
+        const double ts =
+            median_ms([&] { detred::cuda::inclusive_sum_scan(xf, yf, n, ws, ws_bytes, nullptr, c); }, 100);
+        std::printf("   shape %3dx%-2d per call %.2f us (%.3fx CUB)\n", t, i, ts * 1e3, ts / c100);
+      }
   }
 
   // The affine-map scan: 2^27 maps of two fp32 (1 GiB), against copy; CUB's InclusiveScan with the same op as a peer.
@@ -239,6 +258,14 @@ int main(int argc, char** argv) {
     });
     std::printf("affine-map scan 1 GiB: detred %7.0f GB/s = %.3fx copy | CUB InclusiveScan %7.0f GB/s\n",
                 gbs(2.0 * bytes, td), copy / td, gbs(2.0 * bytes, tc));
+    for (int t : {64, 128, 256})
+      for (int i : {4, 8, 16, 32}) {
+        if (t == 256 && i == 32) continue;
+        const detred::cuda::scan_launch_config c{t, i};
+        const double ts = median_ms(
+            [&] { detred::cuda::inclusive_scan(xa, ya, nd, compose_affine{}, ws, ws_bytes, nullptr, c); }, 1, 10);
+        std::printf("   shape %3dx%-2d %7.0f GB/s (%.3fx copy)\n", t, i, gbs(2.0 * bytes, ts), copy / ts);
+      }
   }
 
   // Building blocks: 64 dependent scans per thread, 132 * 64 blocks of 256 threads.

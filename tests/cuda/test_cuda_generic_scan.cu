@@ -117,7 +117,8 @@ TEST(CudaGenericScan, AffineMapsHaveTheCpuBitsForEveryShapeAndSize) {
   const affine identity{1.0f, -0.0f};
   int checked = 0;
   for (int t : {32, 64, 128, 256})
-    for (int i : {4, 8, 16}) {
+    for (int i : {4, 8, 16, 32}) {
+      if (i == 32 && (t == 32 || t == 256)) continue;  // 32 items: 64 and 128 threads (256 x 32 x 8 B: too large)
       const std::size_t tile = std::size_t(t) * i;
       for (std::size_t n : {std::size_t{1}, tile - 1, tile, tile + 1, 3 * tile + 7, 16 * tile - 1, 33 * tile + 1}) {
         const auto x = random_maps(n, n + t);
@@ -131,7 +132,7 @@ TEST(CudaGenericScan, AffineMapsHaveTheCpuBitsForEveryShapeAndSize) {
         ++checked;
       }
     }
-  EXPECT_EQ(checked, 84);
+  EXPECT_EQ(checked, 98);
 }
 
 TEST(CudaGenericScan, MatrixProductsEqualTheLeftToRightProducts) {

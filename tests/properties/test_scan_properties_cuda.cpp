@@ -33,12 +33,20 @@ auto bits_of_value(A v) {
     return std::bit_cast<std::uint64_t>(v);
 }
 
-// The 12 kernel shapes (threads x items per thread).
+// The 15 kernel shapes (threads x items per thread; 32 items with 64, 128 or 256 threads).
 std::vector<cuda::scan_launch_config> all_shapes() {
   std::vector<cuda::scan_launch_config> shapes;
   for (int t : {32, 64, 128, 256})
-    for (int i : {4, 8, 16}) shapes.push_back({t, i});
+    for (int i : {4, 8, 16, 32})
+      if (i < 32 || t > 32) shapes.push_back({t, i});
   return shapes;
+}
+
+// The shape itself, or with half the threads where its tile of value_bytes values would not fit the kernel's
+// shared memory (256 x 32 for 8-byte values, which the library rejects).
+cuda::scan_launch_config fitting(cuda::scan_launch_config c, std::size_t value_bytes) {
+  while ((std::size_t(c.block_threads) * c.items_per_thread * 33 / 32) * value_bytes > 40960) c.block_threads /= 2;
+  return c;
 }
 
 template <class A, class T>
@@ -117,13 +125,14 @@ TEST(CudaScan, SizesAroundTileBoundariesGiveTheCpuBitsForEveryShape) {
         const auto xf = make_values<float>(n, n * 31 + m, true);
         expect_cpu_bits<float>(xf, c, offset % 8, false, "float");
         const auto xd = make_values<double>(n, n * 37 + m, false);
-        expect_cpu_bits<double>(xd, c, (offset + 3) % 8, false, "double");
+        if (fitting(c, 8).block_threads == c.block_threads)
+          expect_cpu_bits<double>(xd, c, (offset + 3) % 8, false, "double");
         ++offset;
         if (HasFatalFailure()) return;
       }
     ++configurations;
   }
-  std::cout << configurations << " kernel shapes x 42 sizes x 8 offsets cycled: CPU bits\n";
+  std::cout << configurations << " kernel shapes x 42 sizes x 8 offsets cycled (256 x 32: float only): CPU bits\n";
 }
 
 // Random sizes (up to ~300 tiles of the smallest shape), values, shapes, offsets, type pairs, in place or not.
@@ -142,7 +151,8 @@ TEST(CudaScan, RandomInputsAndConfigurationsGiveTheCpuBits) {
       using T = decltype(t_tag);
       const auto x = make_values<T>(n, seed, true);
       for (bool exclusive : {false, true}) {
-        const auto gpu = cuda::detail::sum_scan_host_data<A>(std::span<const T>(x), exclusive, c, offset, in_place);
+        const auto gpu = cuda::detail::sum_scan_host_data<A>(std::span<const T>(x), exclusive, fitting(c, sizeof(A)),
+                                                             offset, in_place);
         RC_ASSERT(first_difference(gpu, cpu_scan<A>(x, exclusive)) == -1);
       }
     };

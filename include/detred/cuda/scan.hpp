@@ -28,8 +28,10 @@
 
 namespace detred::cuda {
 
-// How a scan is launched. Speed only, never bits. 0 means "choose" (256 threads; 16 items for 4-byte values, 8 for
-// larger ones). block_threads: 32, 64, 128 or 256; items_per_thread: 4, 8 or 16 (a tile is their product).
+// How a scan is launched. Speed only, never bits. 0 means "choose" (256 x 32 for 4-byte values, 128 x 32 for 8-byte
+// ones, 256 x 8 up to 16 bytes, 256 x 4 beyond). block_threads: 32, 64, 128 or 256; items_per_thread: 4, 8, 16 or 32
+// (a tile is their product; 32 items with 64 threads or more, and only where the tile of values fits the kernel's
+// 40 KiB of shared memory: not 256 x 32 for 8-byte values).
 struct scan_launch_config {
   int block_threads = 0;
   int items_per_thread = 0;

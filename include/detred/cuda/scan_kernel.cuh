@@ -1,8 +1,9 @@
 // detred's single-pass device scan (include/detred/cuda/scan.hpp, scan.cuh): one tile of Threads * Items elements
-// per block. Loads are coalesced (element i of a thread's stripe at tile + i * Threads + thread, any element-aligned
-// pointer) and transposed through padded shared memory, so that each thread holds Items consecutive leaves; the tile
-// is scanned by block_fenwick_scan with its carry-in from fenwick_lookback, and the outputs go back the same way.
-// Order and guarantees: docs/ORDER.md section 3 ("The GPU scan").
+// per block. Each warp loads its 32 * Items consecutive elements coalesced (element i of a lane's stripe at
+// warp start + 32 i + lane, any element-aligned pointer) and transposes them through its own region of padded shared
+// memory, so that each thread holds Items consecutive leaves; the tile is scanned by block_fenwick_scan with its
+// carry-in from fenwick_lookback, and the outputs go back the same way. Order and guarantees: docs/ORDER.md
+// section 3 ("The GPU scan"); speed: docs/PERFORMANCE.md.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,77 +19,92 @@
 namespace detred::cuda::detail {
 
 // Shared-memory index with one pad element per 32: a thread's Items consecutive elements then fall in distinct banks
-// across the warp (no bank conflicts for Items = 4, 8, 16 and 4-byte values).
+// across the warp (no bank conflicts for Items = 4, 8, 16, 32 and 4-byte values). padded(32 w + x) = padded(32 w) +
+// padded(x): a warp's region of the tile is itself padded the same way.
 __device__ __forceinline__ int padded(int i) { return i + (i >> 5); }
 
 // load(const In&) -> T widens an input; store(const T&) -> Out finishes an output (canonical NaN for sums).
+//
+// Each warp owns 32 * Items consecutive elements of the tile and transposes them through its own region of shared
+// memory (warp-striped loads and stores, coalesced; only __syncwarp), so the block meets at two barriers only, those
+// of the block scan. The leaves are fetched again from shared memory after the look-back (scan_reloading): they hold
+// no registers while warp 0 waits, which keeps the kernel's register count, and so the tiles in flight per SM, up.
 template <int Threads, int Items, class T, class In, class Out, class Load, class Op, class Store>
 __global__ void __launch_bounds__(Threads)
     fenwick_scan_kernel(const In* in, Out* out, std::uint64_t n, fenwick_tile_state<T> state, Load load, Op op,
                         Store store, bool exclusive, T identity) {
   constexpr int tile = Threads * Items;
+  constexpr int span = 32 * Items;  // one warp's share
   using block_scan = block_fenwick_scan<Threads, Items, T>;
   __shared__ T buffer[tile + tile / 32];
   __shared__ typename block_scan::storage scratch;
   const std::uint64_t j = blockIdx.x;
   const std::uint64_t base = j * tile;
   const int valid = n - base < std::uint64_t(tile) ? int(n - base) : tile;
-  const int thread = threadIdx.x;
-  const In* tile_in = in + base;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int first = warp * span;
+  const int mine = valid - first;  // the warp's valid elements (<= 0: none; >= span: all)
+  T* const region = buffer + padded(first);
   {
     // All loads first, into registers: a generic pointer may alias shared memory, so loads interleaved with the
-    // buffer's stores would be issued one round trip at a time.
+    // region's stores would be issued one round trip at a time.
+    const In* src = in + base + first;
     In loaded[Items];
-    if (valid == tile) {
+    if (mine >= span) {
 #pragma unroll
-      for (int i = 0; i < Items; ++i) loaded[i] = tile_in[i * Threads + thread];
+      for (int i = 0; i < Items; ++i) loaded[i] = src[i * 32 + lane];
     } else {
 #pragma unroll
       for (int i = 0; i < Items; ++i)
-        if (i * Threads + thread < valid) loaded[i] = tile_in[i * Threads + thread];
+        if (i * 32 + lane < mine) loaded[i] = src[i * 32 + lane];
     }
+#pragma unroll
+    for (int i = 0; i < Items; ++i)
+      if (i * 32 + lane < mine) region[padded(i * 32 + lane)] = load(loaded[i]);
+  }
+  // Padding of a partial tile: a copy of its first input. Only nodes wholly inside [0, valid) reach an output.
+  T pad{};
+  if (valid < tile) pad = load(in[base]);
+  __syncwarp();
+  const auto fetch = [&](T(&a)[Items]) {
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
-      const int e = i * Threads + thread;
-      if (e < valid) buffer[padded(e)] = load(loaded[i]);
+      const int x = lane * Items + i;
+      a[i] = x < mine ? region[padded(x)] : pad;
     }
-  }
-  __syncthreads();
+  };
   T a[Items];
-#pragma unroll
-  for (int i = 0; i < Items; ++i) {
-    const int e = thread * Items + i;
-    // Padding of a partial tile: a copy of the first element. Only nodes wholly inside [0, valid) reach an output.
-    a[i] = buffer[padded(e < valid ? e : 0)];
-  }
+  fetch(a);
   const bool publish = valid == tile;
   const auto carry_in = [&](const T& root, T& carry, bool& has, T& end) {
     fenwick_lookback(j, root, op, state, publish, carry, has, end);
   };
   T carry;
   bool has;
-  block_scan{}.scan(a, op, carry_in, scratch, carry, has);  // (its __syncthreads order the buffer's reuse)
+  block_scan{}.scan_reloading(a, op, carry_in, scratch, carry, has, fetch);
+  // The next thread's carry-in P(thread end): from the next lane, the next warp's carry or the tile's end.
+  T next = detail::shuffle_from(carry, (lane + 1) & 31);
+  if (lane == 31) next = warp + 1 < Threads / 32 ? scratch.warp_value[warp + 1] : scratch.tile_end;
+  // Each lane rewrites only its own slots, which only it has read: no barrier before, __syncwarp after.
+  T* const slots = region + padded(lane * Items);  // Items consecutive slots never straddle a pad (Items <= 32)
   if (exclusive) {
-    buffer[padded(thread * Items)] = has ? carry : identity;
+    slots[0] = has ? carry : identity;
 #pragma unroll
-    for (int m = 1; m < Items; ++m) buffer[padded(thread * Items + m)] = a[m - 1];
+    for (int m = 1; m < Items; ++m) slots[m] = a[m - 1];
   } else {
-    // inclusive[e] = P(e + 1): the exclusive prefix of leaf e + 1, and P(tile end) from the look-back.
-    if (thread > 0) buffer[padded(thread * Items - 1)] = carry;
+    // inclusive[e] = P(e + 1): the exclusive prefix of leaf e + 1; P(tile end) from the look-back.
 #pragma unroll
-    for (int m = 1; m < Items; ++m) buffer[padded(thread * Items + m - 1)] = a[m - 1];
-    if (thread == 0) buffer[padded(tile - 1)] = scratch.tile_end;  // (unused by a partial tile)
+    for (int m = 1; m < Items; ++m) slots[m - 1] = a[m - 1];
+    slots[Items - 1] = next;
   }
-  __syncthreads();
-  Out* tile_out = out + base;
+  __syncwarp();
+  Out* dst = out + base + first;
   T result[Items];
 #pragma unroll
-  for (int i = 0; i < Items; ++i) result[i] = buffer[padded(i * Threads + thread)];
+  for (int i = 0; i < Items; ++i) result[i] = region[padded(i * 32 + lane)];
 #pragma unroll
-  for (int i = 0; i < Items; ++i) {
-    const int e = i * Threads + thread;
-    if (e < valid) tile_out[e] = store(result[i]);
-  }
+  for (int i = 0; i < Items; ++i)
+    if (i * 32 + lane < mine) dst[i * 32 + lane] = store(result[i]);
 }
 
 inline std::uint64_t scan_tiles(std::uint64_t n, std::uint64_t tile) { return (n + tile - 1) / tile; }
@@ -120,10 +136,15 @@ inline scan_launch_config choose_scan_config(scan_launch_config c, std::size_t v
   const auto bad = [](int v, int a, int b, int d, int e) { return v != 0 && v != a && v != b && v != d && v != e; };
   if (bad(c.block_threads, 32, 64, 128, 256))
     detred::detail::throw_invalid("cuda scan", "scan_launch_config.block_threads must be 0, 32, 64, 128 or 256");
-  if (bad(c.items_per_thread, 4, 8, 16, 4))
-    detred::detail::throw_invalid("cuda scan", "scan_launch_config.items_per_thread must be 0, 4, 8 or 16");
-  if (c.block_threads == 0) c.block_threads = 256;
-  if (c.items_per_thread == 0) c.items_per_thread = value_bytes <= 4 ? 16 : value_bytes <= 16 ? 8 : 4;
+  if (bad(c.items_per_thread, 4, 8, 16, 32))
+    detred::detail::throw_invalid("cuda scan", "scan_launch_config.items_per_thread must be 0, 4, 8, 16 or 32");
+  if (c.items_per_thread == 32 && c.block_threads == 32)
+    detred::detail::throw_invalid("cuda scan", "scan_launch_config: 32 items per thread need 64 threads or more");
+  // Defaults measured on the H100 (docs/PERFORMANCE.md): 32 items per thread for values of 4 and 8 bytes (the most
+  // bytes in flight per SM at 48 registers), 256 threads for 4-byte values, 128 for 8-byte ones (whose 256 x 32
+  // tile would not fit shared memory).
+  if (c.block_threads == 0) c.block_threads = value_bytes == 8 ? 128 : 256;
+  if (c.items_per_thread == 0) c.items_per_thread = value_bytes <= 8 ? 32 : value_bytes <= 16 ? 8 : 4;
   return c;
 }
 
@@ -173,6 +194,9 @@ void run_fenwick_scan(const In* in, Out* out, std::uint64_t n, void* workspace, 
   DETRED_SCAN_SHAPE(256, 4)
   DETRED_SCAN_SHAPE(256, 8)
   DETRED_SCAN_SHAPE(256, 16)
+  DETRED_SCAN_SHAPE(64, 32)
+  DETRED_SCAN_SHAPE(128, 32)
+  DETRED_SCAN_SHAPE(256, 32)
 #undef DETRED_SCAN_SHAPE
   detred::detail::throw_invalid("cuda scan", "this tile shape needs too much shared memory for this value type");
 }

@@ -11,6 +11,8 @@
 // CPU's bits when the carry is P(block start). Reproducible across runs, GPUs and the CPU.
 #pragma once
 
+#include <type_traits>
+
 #include "detred/cuda/blocks/warp_scan.cuh"
 
 namespace detred::cuda {
@@ -66,6 +68,19 @@ struct block_fenwick_scan {
   template <class Op, class CarryIn>
   __device__ __forceinline__ void scan(T (&a)[Items], Op op, CarryIn carry_in, storage& s, T& thread_carry,
                                        bool& thread_has) {
+    scan_reloading(a, op, carry_in, s, thread_carry, thread_has, no_reload{});
+  }
+
+  struct no_reload {
+    __device__ __forceinline__ void operator()(T (&)[Items]) const {}
+  };
+  // The same, for leaves the caller can fetch again (e.g. from shared memory): reload(a) refills a with the
+  // thread's leaves after the block's carry-in is known, and the thread's up-sweep is redone, so that the leaves
+  // hold no registers during carry_in() (a look-back's wait). Same combines, same bits as scan().
+  template <class Op, class CarryIn, class Reload>
+  __device__ __forceinline__ void scan_reloading(T (&a)[Items], Op op, CarryIn carry_in, storage& s, T& thread_carry,
+                                                 bool& thread_has, Reload reload) {
+    constexpr bool reloads = !std::is_same_v<Reload, no_reload>;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     thread_fenwick_up(a, op);
     warp_fenwick_scan<T> lanes;
@@ -87,6 +102,10 @@ struct block_fenwick_scan {
     T carry = s.warp_value[warp];
     bool has = warp != 0 || s.block_has;  // absent only before the first warp of a block without a carry-in
     lanes.down(carry, has, op);
+    if constexpr (reloads) {
+      reload(a);
+      thread_fenwick_up(a, op);
+    }
     thread_fenwick_down(a, carry, has, op);
     thread_carry = carry;
     thread_has = has;
