@@ -35,14 +35,15 @@ constexpr std::size_t max_workers = 64;
 // Chunks a helper leaves to the caller at the end of a job (see job::participate).
 constexpr std::size_t helper_reserve = 1;
 // With the default thread count (cpu_options::threads = 0; an explicit count is obeyed as given), a helper that starts
-// later than this after the job was posted finds the machine busy: it claims nothing, and the next skip_after_late
-// default calls of the process run on their callers alone (then helpers are tried again). On a loaded
+// later than this after the job was posted finds the machine busy: it claims nothing, and the default calls of the
+// process that start within skip_window run on their callers alone (then helpers are tried again). A window of time,
+// not a number of calls: 63 skipped calls of 2^26 terms each would have run serially for a second or more. On a loaded
 // machine, waking helpers costs the caller its core and makes it wait for preempted helpers; this keeps the default
 // no slower than one thread there. 100 us, not less: with 20 us, helpers on the idle cores of a 2-core VM were
 // counted late and the default never used them (docs/PERFORMANCE.md, "CPU backend under load").
 constexpr auto late_start = std::chrono::microseconds(100);
-constexpr std::uint32_t skip_after_late = 63;
-std::atomic<std::uint32_t> calls_to_skip{0};
+constexpr auto skip_window = std::chrono::milliseconds(5);
+std::atomic<std::chrono::steady_clock::rep> skip_until{0};  // steady_clock ticks; helpers are not asked before it
 
 // hardware_concurrency reads files on Linux: asked once per process.
 unsigned cached_hardware_concurrency() {
@@ -66,7 +67,10 @@ struct job {
   // that the caller, which never waits to start, does not end up waiting for a helper that started late (or was
   // preempted) on the last chunk.
   void participate(bool helper) {
-    if (helper && adaptive && std::chrono::steady_clock::now() - posted > late_start) {
+    // Late, and the caller has already claimed half of the chunks: the machine is busy. A late helper of a long job
+    // (most chunks still unclaimed) still joins: what it saves there outweighs the wait for a preempted chunk.
+    if (helper && adaptive && std::chrono::steady_clock::now() - posted > late_start &&
+        2 * next.load(std::memory_order_relaxed) >= chunk_count) {
       helper_was_late.store(true, std::memory_order_relaxed);
       return;
     }
@@ -169,12 +173,9 @@ void parallel_for_chunks(std::size_t chunk_count, const cpu_options& options,
   const std::size_t useful =
       chunk_count / (options.threads == 0 ? default_min_chunks_per_thread : min_chunks_per_thread);
   std::size_t threads = std::min<std::size_t>(asked, useful);
-  if (threads > 1 && options.threads == 0) {
-    std::uint32_t skip = calls_to_skip.load(std::memory_order_relaxed);
-    while (skip > 0 && !calls_to_skip.compare_exchange_weak(skip, skip - 1, std::memory_order_relaxed)) {
-    }
-    if (skip > 0) threads = 1;  // busy cores lately: this call runs on its caller alone
-  }
+  if (threads > 1 && options.threads == 0 &&
+      std::chrono::steady_clock::now().time_since_epoch().count() < skip_until.load(std::memory_order_relaxed))
+    threads = 1;  // busy cores lately: this call runs on its caller alone
   if (threads <= 1) {
     for (std::size_t c = 0; c < chunk_count; ++c) work(c);
     return;
@@ -185,7 +186,8 @@ void parallel_for_chunks(std::size_t chunk_count, const cpu_options& options,
   j.adaptive = options.threads == 0;
   pool().run(j, threads - 1);
   if (j.helper_was_late.load(std::memory_order_relaxed))
-    calls_to_skip.store(skip_after_late, std::memory_order_relaxed);
+    skip_until.store((std::chrono::steady_clock::now() + skip_window).time_since_epoch().count(),
+                     std::memory_order_relaxed);
   if (j.failure) std::rethrow_exception(j.failure);
 }
 
