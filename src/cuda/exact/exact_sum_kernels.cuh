@@ -19,6 +19,7 @@
 #include "detred/cuda/error.hpp"
 #include "detred/errors.hpp"
 #include "src/cuda/common/workspace.hpp"
+#include "src/cuda/exact/exact_bins_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
 
 namespace detred::cuda::detail {
@@ -61,24 +62,61 @@ struct exact_window_traits<float> {
   static constexpr unsigned headroom = 1u << 14;  // |acc| < 2^14 * 2^48 = 2^62
 };
 
-// Kernel 1's tuning (speed only: every choice adds the same exact values; bench/experiments/exact_variants.cu
-// compares them): 16-byte vectors a thread loads per step, copies of the limbs per thread (slow-path terms of a step
-// alternate between them, so consecutive read-modify-writes of one thread do not wait for each other), and whether
-// slow-path digits go in by shared-memory atomic adds (no read-modify-write chain; still no contention: each thread
-// has its own copy).
+// Kernel 1's per-thread algorithm. Both add every term exactly once, exactly, into integer limbs that are summed per
+// block, so neither the choice nor its tuning can change a bit (the order is irrelevant: exact integer additions); they
+// differ only in speed. docs/EXACT.md "On the GPU" has both proofs.
+enum class exact_block_algorithm {
+  // A register accumulator over a window of exponent fields that follows the largest term seen (the fast path: a shift
+  // and an integer add per term), and the thread's own limbs in shared memory for every term below the window (the
+  // slow path: a decode and two or three read-modify-writes). Every input type. Fast when the data span fewer binades
+  // than the window (24 for the binary32 family, 56 for binary64: uniform, normal); full-range and ill-conditioned data
+  // take the slow path for most terms and diverge inside a warp (0.28-0.38x CUB on the H100).
+  register_window,
+  // The binary32 family only: 16 binary64 bins of 16 binades each (plus one for NaN and infinities) per thread in
+  // shared memory; every term is widened to binary64 and added to its bin (one shared read-modify-write, no branch),
+  // and the bins are flushed into the thread's limbs every 2^14 terms. The same instructions on every data set.
+  exponent_bins,
+};
+
+// Kernel 1's tuning (speed only: every choice adds the same exact values; bench_cuda_exact --variants compares them):
+// 16-byte vectors a thread loads per step, copies of the limbs per thread (slow-path terms of a step alternate between
+// them, so consecutive read-modify-writes of one thread do not wait for each other), and whether slow-path digits go in
+// by shared-memory atomic adds (no read-modify-write chain; still no contention: each thread has its own copy).
 template <class T, int Unroll, int Columns, bool Atomic>
 struct exact_tuning_of {
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::register_window;
   static constexpr int unroll = Unroll;
   static constexpr int columns = Columns;
   static constexpr bool atomic = Atomic;
+  static constexpr int limb_rows = exact_accumulator_for<T>::limb_count;  // per column
+  static constexpr int min_blocks = std::same_as<T, double> ? 1 : 4;      // per SM, for the register allocation
+  static constexpr std::size_t shared_bytes = std::size_t(limb_rows) * Columns * 256 * 8;
 };
+// The exponent_bins algorithm (binary32 family): 16-byte vectors per thread per step.
+template <class T, int Unroll>
+struct exact_bins_tuning {
+  static_assert(!std::same_as<T, double>, "exponent_bins: the binary32 family only (docs/EXACT.md)");
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::exponent_bins;
+  static constexpr int unroll = Unroll;
+  static constexpr int columns = 1;
+  static constexpr bool atomic = false;
+  static constexpr int limb_rows = exact_float_bins::limb_rows;
+  // 17 bins and 10 limb rows of 8 bytes a thread: 54 KiB a block of 256, four blocks an SM.
+  static constexpr int min_blocks = 4;
+  static constexpr std::size_t shared_bytes = std::size_t(limb_rows + exact_float_bins::bin_count) * 256 * 8;
+};
+// Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 keeps the
+// register window (per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful occupancy:
+// docs/EXACT.md "Why binary64 keeps the window").
 template <class T>
-using exact_default_tuning =
+using exact_window_tuning =
     std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 16, 1, false>, exact_tuning_of<T, 4, 2, false>>;
+template <class T>
+using exact_default_tuning = std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 4>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
 // limbs[(c * limb_count + k) * exact_block_threads]).
-template <class T, class Tune = exact_default_tuning<T>>
+template <class T, class Tune = exact_window_tuning<T>>
 struct exact_thread {
   using S = exact_state<T>;
   using F = exact_work<T>;
@@ -199,14 +237,21 @@ struct exact_thread {
   }
 };
 
-// Widens a binary16 to binary32 bits exactly.
+// Widens a binary16 to binary32 bits exactly. In device code the conversion instruction (exact, PTX ISA cvt.f32.f16;
+// a NaN stays a NaN); on the host, and in the test that checks all 65536 patterns, the integer version.
 DETRED_HD DETRED_INLINE unsigned exact_half_to_float_bits(unsigned h) {
+#ifdef __CUDA_ARCH__
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
+  return __float_as_uint(f);
+#else
   const unsigned sign = (h & 0x8000u) << 16;
   const unsigned field = (h >> 10) & 0x1fu, fraction = h & 0x3ffu;
   if (field == 0x1fu) return sign | 0x7f800000u | (fraction << 13);
   if (field != 0) return sign | ((field + 112u) << 23) | (fraction << 13);
   if (fraction == 0) return sign;
   return sign | detred::bit_cast<unsigned>(float(fraction) * 5.9604644775390625e-8f);  // fraction * 2^-24, exact
+#endif
 }
 
 // The working-format bits of element j of a 16-byte vector.
@@ -243,15 +288,14 @@ template <class T>
 inline constexpr int exact_vector_elements = int(16 / sizeof(T));
 
 template <class T, class Tune = exact_default_tuning<T>>
-inline constexpr std::size_t exact_shared_bytes =
-    std::size_t(exact_state<T>::limb_count) * Tune::columns* exact_block_threads * 8;
+inline constexpr std::size_t exact_shared_bytes = Tune::shared_bytes;
 
 // Thread `tid`'s share of block `block` (host and device: tests/cuda/test_exact_kernel_on_host.cu runs it on the CPU):
 // the vectors block * per_block + tid + k * exact_block_threads below the block's end, and for block 0 the elements
 // tid of the head [0, head) and of the tail [head + E * vectors, n). The vectors start at x + head, 16-byte aligned.
 // Ends with the window deposited and the thread's flags complete.
-template <class T, class Tune>
-DETRED_HD DETRED_INLINE void exact_thread_terms(exact_thread<T, Tune>& th, const T* __restrict__ x, std::uint64_t n,
+template <class T, class Tune, class Thread>
+DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict__ x, std::uint64_t n,
                                                 std::uint64_t head, std::uint64_t vectors, std::uint64_t per_block,
                                                 std::uint64_t block, int tid) {
   constexpr int E = exact_vector_elements<T>;
@@ -303,6 +347,53 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(exact_thread<T, Tune>& th, const
   th.deposit();
 }
 
+// The NaN and infinity flags of thread `tid`'s terms (the same terms as exact_thread_terms), term by term: the
+// exponent_bins algorithm's rare path, taken only by a thread whose special bin held a NaN (a NaN term, or +Inf and
+// -Inf together), where the bin cannot tell which flags IEEE addition needs (docs/EXACT.md).
+template <class T>
+DETRED_HD unsigned exact_special_flags(const T* __restrict__ x, std::uint64_t n, std::uint64_t head,
+                                       std::uint64_t vectors, std::uint64_t per_block, std::uint64_t block, int tid) {
+  constexpr int E = exact_vector_elements<T>;
+  constexpr int B = exact_block_threads;
+  using Th = exact_bins_thread<B>;
+  const uint4* __restrict__ v = reinterpret_cast<const uint4*>(x + head);
+  const std::uint64_t begin = block * per_block;
+  const std::uint64_t end = begin + per_block < vectors ? begin + per_block : vectors;
+  unsigned flags = 0;
+  for (std::uint64_t i = begin + std::uint64_t(tid); i < end; i += B) {
+    const uint4 c = v[i];
+#pragma unroll
+    for (int j = 0; j < E; ++j) flags |= Th::special_flags(exact_element<T>(c, j));
+  }
+  if (block == 0) {
+    const std::uint64_t tail = head + vectors * E;
+    if (std::uint64_t(tid) < head) flags |= Th::special_flags(exact_scalar_bits<T>(x[tid]));
+    if (tail + std::uint64_t(tid) < n) flags |= Th::special_flags(exact_scalar_bits<T>(x[tail + tid]));
+  }
+  return flags;
+}
+
+// One thread's whole share with either algorithm, flags complete; `limbs`, `bins`: the thread's shared-memory rows
+// (bins unused by the window). Returns the flags.
+template <class T, class Tune>
+DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bins, const T* __restrict__ x,
+                                                    std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
+                                                    std::uint64_t per_block, std::uint64_t block, int tid) {
+  if constexpr (Tune::algorithm == exact_block_algorithm::exponent_bins) {
+    exact_bins_thread<exact_block_threads> th{limbs, bins};
+    th.clear();
+    exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
+    if (th.rescan) th.flags |= exact_special_flags<T>(x, n, head, vectors, per_block, block, tid);
+    return th.flags;
+  } else {
+    exact_thread<T, Tune> th{limbs};
+#pragma unroll 1
+    for (int k = 0; k < Tune::columns * Tune::limb_rows; ++k) limbs[k * exact_block_threads] = 0;
+    exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
+    return th.flags;
+  }
+}
+
 // The launch's partition of n terms at x: `head` elements before the first 16-byte boundary (x is element-aligned),
 // `vectors` whole vectors, `blocks` blocks of `per_block` vectors (the last one shorter), each block over at most
 // 2^30 / E vectors (block 0 adds at most 2E - 2 elements more). `wanted`: the block count to aim at (speed only).
@@ -326,40 +417,40 @@ exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t w
   return p;
 }
 
-// Blocks per SM the register allocation must allow: the double layout's limbs (138 KiB a block) allow one anyway;
-// four blocks (1024 threads, 64 registers each) for the others.
-template <class T>
-inline constexpr int exact_min_blocks = std::same_as<T, double> ? 1 : 4;
-
+// Blocks per SM the register allocation must allow (Tune::min_blocks): the double layout's limbs (138 KiB a block) allow
+// one anyway; four blocks (1024 threads, 64 registers each) for the others.
 template <class T, class Tune = exact_default_tuning<T>>
-__global__ void __launch_bounds__(exact_block_threads, exact_min_blocks<T>)
+__global__ void __launch_bounds__(exact_block_threads, Tune::min_blocks)
     exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
                        std::uint64_t per_block, long long* block_limbs, unsigned* block_flags) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
   constexpr int B = exact_block_threads;
   constexpr int C = Tune::columns;
-  extern __shared__ long long exact_limbs[];  // C * L * B: thread t's column c, limb k at [(c * L + k) * B + t]
+  constexpr int R = Tune::limb_rows;  // limb rows per column: L for the window, fewer for the bins (limbs R.. are 0)
+  // C * R * B limb words: thread t's column c, limb k at [(c * R + k) * B + t]; then the bins (exponent_bins): bin q
+  // of thread t at [C * R * B + q * B + t]. Only the thread itself touches its words until the barrier.
+  extern __shared__ long long exact_limbs[];
   __shared__ long long total[L];
   __shared__ unsigned shared_flags;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-#pragma unroll 1
-  for (int k = 0; k < C * L; ++k) exact_limbs[k * B + tid] = 0;  // the thread's own columns: no barrier needed
   if (tid == 0) shared_flags = 0;
 
-  exact_thread<T, Tune> th{exact_limbs + tid};
-  exact_thread_terms(th, x, n, head, vectors, per_block, blockIdx.x, tid);
-  const unsigned flags = __reduce_or_sync(0xffffffffu, th.flags);
+  const unsigned thread_flags =
+      exact_thread_share<T, Tune>(exact_limbs + tid, reinterpret_cast<double*>(exact_limbs + C * R * B) + tid, x, n,
+                                  head, vectors, per_block, blockIdx.x, tid);
+  const unsigned flags = __reduce_or_sync(0xffffffffu, thread_flags);
   __syncthreads();
   if (lane == 0 && flags) atomicOr(&shared_flags, flags);
   // Limb k of the block: the threads' limbs added (|sum| < 2^63: at most 2^30 + 14 terms a block, each changing one
-  // copy of a limb by less than 2^32, plus one deposit per 2^13 adds). Warp w adds limbs w, w + 8, ...
+  // copy of a limb by less than 2^32, plus one deposit per 2^13 adds; exponent_bins: at most six digits below 2^32 per
+  // limb per flush, one flush per 2^14 - 32 terms of a thread and one at its end). Warp w adds limbs w, w + 8, ...
   for (int k = warp; k < L; k += exact_warps) {
     long long s = 0;
 #pragma unroll
     for (int c = 0; c < C; ++c)
 #pragma unroll
-      for (int t = lane; t < B; t += 32) s += exact_limbs[(c * L + k) * B + t];
+      for (int t = lane; t < B; t += 32) s += k < R ? exact_limbs[(c * R + k) * B + t] : 0;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     if (lane == 0) total[k] = s;
