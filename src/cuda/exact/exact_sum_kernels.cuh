@@ -101,8 +101,9 @@ struct exact_bins_tuning {
   static constexpr int columns = 1;
   static constexpr bool atomic = false;
   static constexpr int limb_rows = exact_float_bins::limb_rows;
-  // 17 bins and 10 limb rows of 8 bytes a thread: 54 KiB a block of 256, four blocks an SM.
-  static constexpr int min_blocks = 4;
+  // 17 bins and 10 limb rows of 8 bytes a thread: 54 KiB a block of 256, four blocks an SM (64 registers a thread);
+  // an unroll above 4 needs more registers than that (two 16-byte buffers of Unroll vectors): two blocks an SM.
+  static constexpr int min_blocks = Unroll > 4 ? 2 : 4;
   static constexpr std::size_t shared_bytes = std::size_t(limb_rows + exact_float_bins::bin_count) * 256 * 8;
 };
 // Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 keeps the
