@@ -105,11 +105,11 @@ std::uint64_t raw(T x) {
 // two algorithms on every data set; for binary64 the window's other tunings.
 namespace dd = detred::cuda::detail;
 template <class T>
-using variants = std::conditional_t<
-    std::same_as<T, double>,
-    std::tuple<dd::exact_tuning_of<T, 8, 1, false>, dd::exact_tuning_of<T, 16, 1, true>>,
-    std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
-               dd::exact_bins_tuning<T, 8>>>;
+using variants =
+    std::conditional_t<std::same_as<T, double>,
+                       std::tuple<dd::exact_tuning_of<T, 8, 1, false>, dd::exact_tuning_of<T, 16, 1, true>>,
+                       std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>,
+                                  dd::exact_bins_tuning<T, 2>, dd::exact_bins_tuning<T, 8>>>;
 
 template <class A, class T>
 bool run(const char* tname, int reps, bool with_variants) {
@@ -154,10 +154,11 @@ bool run(const char* tname, int reps, bool with_variants) {
     const float cub_ms = median_ms(reps, [&] { cub_sum<T>(temp, temp_bytes, d, d_peer, n, nullptr); });
     const double gb = double(kBytes) / 1e9;
     std::printf(
-        "%-5s %-10s n=%zu [default %s]  CUB %7.1f GB/s (%.3f ms)  exact %7.1f GB/s (%.3f ms)  exact/CUB %.2f  exact==ref %s\n",
+        "%-5s %-10s n=%zu [default %s]  CUB %7.1f GB/s (%.3f ms)  exact %7.1f GB/s (%.3f ms)  exact/CUB %.2f  "
+        "exact==ref %s\n",
         tname, test::name_of(set), n,
-        dd::exact_default_tuning<T>::algorithm == dd::exact_block_algorithm::exponent_bins ? "bins" : "window", gb / (cub_ms * 1e-3), cub_ms, gb / (exact_ms * 1e-3), exact_ms, cub_ms / exact_ms,
-        same ? "yes" : "NO");
+        dd::exact_default_tuning<T>::algorithm == dd::exact_block_algorithm::exponent_bins ? "bins" : "window",
+        gb / (cub_ms * 1e-3), cub_ms, gb / (exact_ms * 1e-3), exact_ms, cub_ms / exact_ms, same ? "yes" : "NO");
     ok = ok && same;
     if (with_variants) {
       std::apply(
@@ -172,10 +173,10 @@ bool run(const char* tname, int reps, bool with_variants) {
                   const bool v_same = raw(got) == raw(expected);
                   ok = ok && v_same;
                   std::printf(
-                      "      variant %-6s unroll=%d columns=%d atomic=%d: %7.1f GB/s (%.3f ms)  /CUB %.2f  exact==ref %s\n",
+                      "      variant %-6s unroll=%d columns=%d atomic=%d: %7.1f GB/s (%.3f ms)  /CUB %.2f  exact==ref "
+                      "%s\n",
                       Tune::algorithm == dd::exact_block_algorithm::exponent_bins ? "bins" : "window", Tune::unroll,
-                      Tune::columns, int(Tune::atomic), gb / (ms * 1e-3), ms, cub_ms / ms,
-                      v_same ? "yes" : "NO");
+                      Tune::columns, int(Tune::atomic), gb / (ms * 1e-3), ms, cub_ms / ms, v_same ? "yes" : "NO");
                 }(),
                 ...);
           },

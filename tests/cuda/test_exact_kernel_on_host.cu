@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
-#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -185,8 +185,8 @@ std::vector<std::pair<std::string, std::vector<T>>> bins_edge_cases() {
   c.push_back({"-inf -max", {v(inf | sign), v(max | sign)}});
   c.push_back({"nan +inf", {nan_low, v(inf)}});
   c.push_back({"-inf nan +inf", {v(inf | sign), nan_low, v(inf)}});
-  c.push_back({"max x5 -max x4", {v(max), v(max), v(max), v(max), v(max), v(max | sign), v(max | sign),
-                                  v(max | sign), v(max | sign)}});
+  c.push_back({"max x5 -max x4",
+               {v(max), v(max), v(max), v(max), v(max), v(max | sign), v(max | sign), v(max | sign), v(max | sign)}});
   c.push_back({"-max x3 max x3 tiny", {v(max | sign), v(max | sign), v(max | sign), v(max), v(max), v(max), v(1)}});
   c.push_back({"+0 -0 mixes", {v(sign), v(0), v(sign)}});
   // Specials far apart in a long input: different threads, blocks and flush periods see them.
@@ -264,7 +264,8 @@ TEST(CudaExactKernelOnHost, BinsFlushBeforeABinCouldRound) {
 }
 
 // Bin boundaries: the index formula against its definition, field by field (bin q holds fields 16q - 1 .. 16q + 14,
-// bin 0 fields 0 .. 14, bin 16 field 255), and every term of bin q is a multiple of 2^unit_exponent(q) below 2^39 units.
+// bin 0 fields 0 .. 14, bin 16 field 255), and every term of bin q is a multiple of 2^unit_exponent(q) below 2^39
+// units.
 TEST(CudaExactKernelOnHost, BinsIndexAndUnits) {
   for (std::uint32_t f = 0; f < 256; ++f)
     for (std::uint32_t fr : {0u, 1u, 0x7fffffu})

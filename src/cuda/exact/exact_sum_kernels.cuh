@@ -113,7 +113,8 @@ template <class T>
 using exact_window_tuning =
     std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 16, 1, false>, exact_tuning_of<T, 4, 2, false>>;
 template <class T>
-using exact_default_tuning = std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 4>>;
+using exact_default_tuning =
+    std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 4>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
 // limbs[(c * limb_count + k) * exact_block_threads]).
@@ -418,8 +419,8 @@ exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t w
   return p;
 }
 
-// Blocks per SM the register allocation must allow (Tune::min_blocks): the double layout's limbs (138 KiB a block) allow
-// one anyway; four blocks (1024 threads, 64 registers each) for the others.
+// Blocks per SM the register allocation must allow (Tune::min_blocks): the double layout's limbs (138 KiB a block)
+// allow one anyway; four blocks (1024 threads, 64 registers each) for the others.
 template <class T, class Tune = exact_default_tuning<T>>
 __global__ void __launch_bounds__(exact_block_threads, Tune::min_blocks)
     exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
