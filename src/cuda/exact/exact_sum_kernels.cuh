@@ -109,12 +109,14 @@ struct exact_bins_tuning {
 // Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 keeps the
 // register window (per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful occupancy:
 // docs/EXACT.md "Why binary64 keeps the window").
+// Unrolls measured on the H100 (docs/PERFORMANCE.md, session 5): bins unroll 2 beat 4 on every data set and type of
+// the binary32 family (1-4%), the binary64 window's unroll 8 beat 16 on every data set (0.1-1.5%).
 template <class T>
 using exact_window_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 16, 1, false>, exact_tuning_of<T, 4, 2, false>>;
+    std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 8, 1, false>, exact_tuning_of<T, 4, 2, false>>;
 template <class T>
 using exact_default_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 4>>;
+    std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 2>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
 // limbs[(c * limb_count + k) * exact_block_threads]).
