@@ -29,7 +29,10 @@
 namespace detred::cuda::detail {
 
 inline constexpr int finish_threads = 512;
-inline constexpr int fused_threads = 256;  // block size of the one-block path for small inputs
+inline constexpr int fused_threads = 256;  // block size of the one-block path and of the single pass
+// Block size of the single pass for small inputs ("spread", launch_policy.hpp): one warp per block, so that the few
+// chunks of a small input land on as many SMs as there are chunks (a block of 8 warps puts 8 of them on one SM).
+inline constexpr int spread_threads = 32;
 
 // What remains after the chunk kernel: where the roots are and how the input ends.
 template <class Acc, class T>
@@ -101,10 +104,11 @@ __device__ inline bool arrive_last(unsigned long long* word, unsigned grid) {
 }
 
 // Roots of the full chunks (items [0, full_chunks)) and of the tail tiles (items [full_chunks, items)). With
-// `out` non-null and `arrivals` null the grid is one block of fused_threads threads, which then also finishes (the
-// small-input path). With both non-null (blocks of fused_threads threads) the single pass: the last block to arrive
-// finishes, in the same fixed order as finish_kernel (only which block runs the fold varies).
-template <class Acc, class T, bool Aligned>
+// `out` non-null and `arrivals` null the grid is one block of Fused threads, which then also finishes (the
+// small-input path). With both non-null (blocks of Fused threads) the single pass: the last block to arrive
+// finishes, in the same fixed order as finish_kernel (only which block runs the fold varies). Fused: fused_threads, or
+// spread_threads for small inputs; with out null any block size.
+template <class Acc, class T, bool Aligned, int Fused = fused_threads>
 __global__ void __launch_bounds__(max_block_threads)
     chunk_roots_kernel(const T* __restrict__ x, std::uint64_t items, int tiles_per_chunk, finish_plan<Acc, T> plan,
                        typename Acc::value_type* out, unsigned long long* arrivals) {
@@ -126,9 +130,9 @@ __global__ void __launch_bounds__(max_block_threads)
     if ((threadIdx.x & 31) == 0) roots[item] = root;
   }
   if (out != nullptr && arrivals == nullptr) {
-    __shared__ Acc warp_roots[fused_threads / 32];
+    __shared__ Acc warp_roots[Fused / 32];
     __syncthreads();  // the block's own root stores are visible to the block after the barrier
-    finish_in_block<fused_threads>(plan, out, warp_roots);
+    finish_in_block<Fused>(plan, out, warp_roots);
   } else if (out != nullptr) {
     __shared__ bool last;
     if ((threadIdx.x & 31) == 0) __threadfence();  // release: the warp's root store is visible before the arrival
@@ -138,8 +142,8 @@ __global__ void __launch_bounds__(max_block_threads)
     if (last) {
       if (threadIdx.x == 0) *arrivals = clean_tag << arrival_count_bits;  // every block has arrived: rest state
       __threadfence();  // acquire: every other block's roots, released before its arrival, are visible from here
-      __shared__ Acc warp_roots[fused_threads / 32];
-      finish_in_block<fused_threads>(plan, out, warp_roots);
+      __shared__ Acc warp_roots[Fused / 32];
+      finish_in_block<Fused>(plan, out, warp_roots);
     }
   }
 }
@@ -184,8 +188,18 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   constexpr std::uint64_t tile = tile_shape<T>::elements;
   const bool aligned = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
   auto kernel = aligned ? chunk_roots_kernel<Acc, T, true> : chunk_roots_kernel<Acc, T, false>;
-  const int block_threads = chosen_block_threads(requested);
-  const launch_config c = choose_launch_config(requested, n, tile, facts_for(kernel, block_threads));
+  auto spread_kernel = aligned ? chunk_roots_kernel<Acc, T, true, spread_threads>
+                               : chunk_roots_kernel<Acc, T, false, spread_threads>;
+  const device_facts facts = facts_for(kernel, chosen_block_threads(requested));
+  launch_config c = choose_launch_config(requested, n, tile, facts);
+  if (spread_small_input(requested, c, n, tile, facts))
+    c = choose_launch_config(with_block_threads(requested, spread_threads), n, tile,
+                             facts_for(spread_kernel, spread_threads));
+  // The single pass and the one-block path finish inside the chunk kernel, whose block size is then fixed at compile
+  // time: fused_threads, or spread_threads (the spread kernel).
+  const bool spread = c.block_threads == spread_threads;
+  const bool fused = c.block_threads == fused_threads || spread;
+  auto chunk_kernel = spread ? spread_kernel : kernel;
 
   const std::uint64_t chunk = tile * std::uint64_t(c.tiles_per_chunk);
   const std::uint64_t full_chunks = n / chunk;
@@ -204,8 +218,8 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
                                  remainder_count};
   const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
   // Small inputs (every item fits one block's warps twice over) take one launch: the block finishes too.
-  if (c.block_threads == fused_threads && items <= 2 * warps_per_block) {
-    kernel<<<1, fused_threads, 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out, nullptr);
+  if (fused && items <= 2 * warps_per_block) {
+    chunk_kernel<<<1, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out, nullptr);
     check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (one block)");
     return;
   }
@@ -216,14 +230,14 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
     // DETRED_CUDA_SUM_TWO_PASS=1 (read on each call) keeps the two-kernel path, for side-by-side measurements; the
     // bits are the same either way.
     const char* two_pass = std::getenv("DETRED_CUDA_SUM_TWO_PASS");
-    if (!(two_pass && two_pass[0] == '1') && c.block_threads == fused_threads &&
-        grid < (1u << arrival_count_bits) - 1) {
-      kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out,
-                                                             workspace_arrivals(d_workspace));
+    if (!(two_pass && two_pass[0] == '1') && fused && grid < (1u << arrival_count_bits) - 1) {
+      chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out,
+                                                                   workspace_arrivals(d_workspace));
       check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (single pass)");
       return;
     }
-    kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, nullptr, nullptr);
+    chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, nullptr,
+                                                                 nullptr);
     check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel");
   }
   // Programmatic dependent launch (Hopper): the finishing kernel's launch overlaps the chunk kernel's tail.
