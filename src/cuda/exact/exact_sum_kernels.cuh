@@ -109,14 +109,16 @@ struct exact_bins_tuning {
 // Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 keeps the
 // register window (per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful occupancy:
 // docs/EXACT.md "Why binary64 keeps the window").
-// Unrolls measured on the H100 (docs/PERFORMANCE.md, session 5): bins unroll 2 beat 4 on every data set and type of
-// the binary32 family (1-4%), the binary64 window's unroll 8 beat 16 on every data set (0.1-1.5%).
+// Unrolls measured on the H100 (docs/PERFORMANCE.md, session 5): for the binary32 family's bins, 8 vectors a thread at
+// two blocks an SM beat 2 and 4 at four blocks an SM on every data set and type (0.90-0.91x CUB against 0.84-0.86x
+// for fp32; 1.05x against 0.97-1.01x TransformReduce for fp16/bf16); the binary64 window's unroll 8 beat 16 on every
+// data set (0.1-3%).
 template <class T>
 using exact_window_tuning =
     std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 8, 1, false>, exact_tuning_of<T, 4, 2, false>>;
 template <class T>
 using exact_default_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 2>>;
+    std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 8>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
 // limbs[(c * limb_count + k) * exact_block_threads]).
