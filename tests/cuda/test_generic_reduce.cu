@@ -243,7 +243,7 @@ TEST(CudaGenericReduce, ReduceEntryPointAndArguments) {
   EXPECT_THROW(cuda::reduce(in.data, x.size(), out, examples::mat2_identity, examples::mat2_op{}, ws.ptr, ws.bytes,
                             nullptr, {33, 0, 0}),
                invalid_argument);
-  for (const char* bad : {"ahead=5", "minblocks=2", "prefold=2", "fast=1", "single=1,ahead=3,minblocks=4"}) {
+  for (const char* bad : {"ahead=5", "minblocks=2", "prefold=2", "fast=1", "single=1,ahead=3", "minblocks=4,ahead=4"}) {
     const test::scoped_generic_engine engine(bad);
     EXPECT_THROW(cuda::reduce(in.data, x.size(), out, examples::mat2_identity, examples::mat2_op{}, ws.ptr, ws.bytes),
                  invalid_argument)

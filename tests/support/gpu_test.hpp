@@ -35,19 +35,21 @@ inline std::vector<cuda::launch_config> canonical_launch_configs() {
 // The generic engine's variants (DETRED_GENERIC_ENGINE, include/detred/cuda/transform_reduce.cuh): each changes speed
 // only, so every one must give the CPU's bits. "" is the default engine. Quick mode: three that cover every new path.
 inline std::vector<std::string> generic_engine_variants() {
-  if (gpu_test_quick()) return {"", "ahead=3,minblocks=4,prefold=1,batch=1", "single=1,ahead=4,prefold=1,batch=1"};
-  // One per chunk kernel instantiated (ahead x minblocks x single), the runtime flags spread over them.
+  if (gpu_test_quick()) return {"", "ahead=3,prefold=1,batch=1", "single=1,prefold=1,batch=1"};
+  // Every chunk kernel instantiated (ahead x minblocks x single x prefold), batch spread over them.
   return {"",
           "prefold=1,batch=1",
-          "ahead=3,prefold=1",
+          "batch=1",
+          "ahead=3",
+          "ahead=3,prefold=1,batch=1",
           "ahead=4,batch=1",
+          "ahead=4,prefold=1",
+          "minblocks=4",
           "minblocks=4,prefold=1,batch=1",
-          "ahead=3,minblocks=4",
-          "ahead=4,minblocks=4,prefold=1",
+          "minblocks=3",
+          "minblocks=3,prefold=1,batch=1",
           "single=1",
-          "single=1,ahead=3,prefold=1,batch=1",
-          "single=1,ahead=4,batch=1",
-          "single=1,minblocks=4,prefold=1"};
+          "single=1,prefold=1,batch=1"};
 }
 
 // Sets DETRED_GENERIC_ENGINE for its lifetime (restores the previous value after).

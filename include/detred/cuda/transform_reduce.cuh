@@ -56,12 +56,14 @@ inline constexpr std::size_t generic_arrival_offset = 128;  // workspace header:
 // separated list of key=value (empty or unset: the defaults below, the engine as measured in run 3):
 //   ahead=2|3|4    passes of loads in flight per warp, one input (two inputs keep one pass each); 4-byte elements on
 //                  the 16-byte vector path only (elsewhere 2);
-//   minblocks=1|4  __launch_bounds__ minimum resident blocks of the chunk kernel (4: at most 64 registers);
+//   minblocks=1|3|4  __launch_bounds__ minimum resident blocks of the chunk kernel (1: none given, as in run 3;
+//                  3: at most 85 registers, 4: at most 64);
 //   prefold=0|1    the block joins its warps' consecutive chunk roots (an aligned group of block_threads / 32
-//                  chunks, a power of two) before writing one root: the finishing fold reads 8x fewer roots;
+//                  chunks, a power of two) before writing one root: the finishing fold reads 8x fewer roots
+//                  (4-byte elements on the vector path only);
 //   batch=0|1      the finishing fold loads a thread's roots 8 at a time (independent loads) before joining them;
 //   single=0|1     one kernel: the last block to arrive folds (256 threads; otherwise the finishing kernel runs).
-// Combinations with single=1 need minblocks=1 or ahead=2 (the kernels instantiated); others throw.
+// single=1 and minblocks=3|4 need ahead=2 and exclude each other (the kernels instantiated); others throw.
 struct generic_engine {
   int ahead = 2;
   int min_blocks = 1;
@@ -87,7 +89,7 @@ inline generic_engine generic_engine_from_environment(const char* what) {
     const int value = eq == std::string::npos ? 1 : std::atoi(item.c_str() + eq + 1);
     if (key == "ahead" && value >= 2 && value <= 4)
       e.ahead = value;
-    else if (key == "minblocks" && (value == 1 || value == 4))
+    else if (key == "minblocks" && (value == 1 || value == 3 || value == 4))
       e.min_blocks = value;
     else if (key == "prefold" && (value == 0 || value == 1))
       e.prefold = value;
@@ -98,8 +100,10 @@ inline generic_engine generic_engine_from_environment(const char* what) {
     else
       detred::detail::throw_invalid(what, "DETRED_GENERIC_ENGINE: unknown or out-of-range item '" + item + "'");
   }
-  if (e.single && e.ahead != 2 && e.min_blocks != 1)
-    detred::detail::throw_invalid(what, "DETRED_GENERIC_ENGINE: single=1 needs ahead=2 or minblocks=1");
+  if ((e.single && (e.ahead != 2 || e.min_blocks != 1)) || (e.min_blocks != 1 && e.ahead != 2))
+    detred::detail::throw_invalid(what, "DETRED_GENERIC_ENGINE: single=1 and minblocks=3|4 need ahead=2, and not "
+                                        "each other (the kernels instantiated; ptxas: minblocks=4 with ahead=3 or 4 "
+                                        "spilled 0.6-0.9 KB)");
   return e;
 }
 
@@ -301,11 +305,10 @@ __device__ __forceinline__ void generic_finish_in_block(const generic_plan<Node,
 // Chunk roots (items [0, full_chunks)) and tail-tile roots (items [full_chunks, items)), one warp per item. With
 // plan.group_level > 0 (2^group_level = warps per block) the block takes items in aligned groups and writes one root
 // per complete group of full chunks. Single (plan.arrivals non-null, 256 threads): the last block also finishes.
-template <class Node, class X, class Y, int UnitBytes, int Ahead, int MinBlocks, bool Single, class Out, class Map,
+template <class Node, class X, class Y, int UnitBytes, int Ahead, bool Single, bool Prefold, class Out, class Map,
           class Op, class Finalize>
-__global__ void __launch_bounds__(generic_max_block_threads, MinBlocks)
-    generic_chunk_kernel(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op, Finalize finalize,
-                         Out* out) {
+__device__ __forceinline__ void generic_chunk_body(const generic_plan<Node, X, Y>& plan, std::uint64_t items,
+                                                   const Map& map, const Op& op, const Finalize& finalize, Out* out) {
   using tile = generic_tile<X>;
   constexpr bool binary = !std::is_same_v<Y, no_input>;
   extern __shared__ uint4 generic_stage_smem[];
@@ -323,7 +326,7 @@ __global__ void __launch_bounds__(generic_max_block_threads, MinBlocks)
     const int passes = (full ? plan.tiles_per_chunk : 1) * tile::passes;
     return warp_passes_root<Node, X, Y, UnitBytes, Ahead>(plan.x, plan.y, first, passes, slice_x, slice_y, map, op);
   };
-  if (plan.group_level == 0) {
+  if constexpr (!Prefold) {  // (a compile-time choice: the group loop's registers stay out of the default kernel)
     for (std::uint64_t item = warp; item < items; item += warps) {
       const Node root = item_root(item);
       if ((threadIdx.x & 31) == 0) plan.roots[item] = root;
@@ -368,6 +371,24 @@ __global__ void __launch_bounds__(generic_max_block_threads, MinBlocks)
       generic_finish_in_block(plan, map, op, finalize, out);
     }
   }
+}
+
+// The chunk kernel: MinBlocks = 1 is the plain __launch_bounds__(256) of run 3 (no minimum: ptxas's own register
+// choice, 80 for plus<float>); 3 or 4 ask for that many resident blocks (at most 85 or 64 registers).
+template <class Node, class X, class Y, int UnitBytes, int Ahead, int MinBlocks, bool Single, bool Prefold, class Out,
+          class Map, class Op, class Finalize>
+__global__ void __launch_bounds__(generic_max_block_threads)
+    generic_chunk_kernel(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op, Finalize finalize,
+                         Out* out) {
+  static_assert(MinBlocks == 1);
+  generic_chunk_body<Node, X, Y, UnitBytes, Ahead, Single, Prefold>(plan, items, map, op, finalize, out);
+}
+template <class Node, class X, class Y, int UnitBytes, int Ahead, int MinBlocks, bool Single, bool Prefold, class Out,
+          class Map, class Op, class Finalize>
+__global__ void __launch_bounds__(generic_max_block_threads, MinBlocks)
+    generic_chunk_kernel_bounded(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op,
+                                 Finalize finalize, Out* out) {
+  generic_chunk_body<Node, X, Y, UnitBytes, Ahead, Single, Prefold>(plan, items, map, op, finalize, out);
 }
 
 template <class Node, class X, class Y, class Out, class Map, class Op, class Finalize>
@@ -491,31 +512,37 @@ void transform_reduce_finalized(const X* d_x, const Y* d_y, std::uint64_t n, Out
     using detail::generic_chunk_kernel;
     using K = void (*)(detail::generic_plan<Node, X, Y>, std::uint64_t, Map, Op, Finalize, Out*);
     // The engine's variants are instantiated for 4-byte elements on the vector path (fp32, int32: what issue 14's
-    // bars measure); other element types and the element path run ahead = 2, minblocks = 1.
+    // bars measure); other element types and the element path take ahead = 2, minblocks = 1, no prefold.
     constexpr bool variants = sizeof(X) == 4;
     K kernel = nullptr;
-    if (!vectors) {
-      kernel = single ? generic_chunk_kernel<Node, X, Y, unit, 2, 1, true, Out, Map, Op, Finalize>
-                      : generic_chunk_kernel<Node, X, Y, unit, 2, 1, false, Out, Map, Op, Finalize>;
-    } else if constexpr (variants) {
+    if (vectors && variants) {
       const int a = binary ? 2 : engine.ahead, m = engine.min_blocks;
-      if (single) {
-        kernel = m == 4   ? generic_chunk_kernel<Node, X, Y, 16, 2, 4, true, Out, Map, Op, Finalize>
-                 : a == 3 ? generic_chunk_kernel<Node, X, Y, 16, 3, 1, true, Out, Map, Op, Finalize>
-                 : a == 4 ? generic_chunk_kernel<Node, X, Y, 16, 4, 1, true, Out, Map, Op, Finalize>
-                          : generic_chunk_kernel<Node, X, Y, 16, 2, 1, true, Out, Map, Op, Finalize>;
-      } else if (m == 4) {
-        kernel = a == 3   ? generic_chunk_kernel<Node, X, Y, 16, 3, 4, false, Out, Map, Op, Finalize>
-                 : a == 4 ? generic_chunk_kernel<Node, X, Y, 16, 4, 4, false, Out, Map, Op, Finalize>
-                          : generic_chunk_kernel<Node, X, Y, 16, 2, 4, false, Out, Map, Op, Finalize>;
-      } else {
-        kernel = a == 3   ? generic_chunk_kernel<Node, X, Y, 16, 3, 1, false, Out, Map, Op, Finalize>
-                 : a == 4 ? generic_chunk_kernel<Node, X, Y, 16, 4, 1, false, Out, Map, Op, Finalize>
-                          : generic_chunk_kernel<Node, X, Y, 16, 2, 1, false, Out, Map, Op, Finalize>;
-      }
+      const bool p = plan.group_level > 0;
+#define DETRED_GENERIC_KERNEL(A, M, S, P) generic_chunk_kernel<Node, X, Y, 16, A, M, S, P, Out, Map, Op, Finalize>
+#define DETRED_GENERIC_BOUNDED(M, P) \
+  detail::generic_chunk_kernel_bounded<Node, X, Y, 16, 2, M, false, P, Out, Map, Op, Finalize>
+      if (single)
+        kernel = p ? DETRED_GENERIC_KERNEL(2, 1, true, true) : DETRED_GENERIC_KERNEL(2, 1, true, false);
+      else if (m == 4)
+        kernel = p ? DETRED_GENERIC_BOUNDED(4, true) : DETRED_GENERIC_BOUNDED(4, false);
+      else if (m == 3)
+        kernel = p ? DETRED_GENERIC_BOUNDED(3, true) : DETRED_GENERIC_BOUNDED(3, false);
+      else if (a == 3)
+        kernel = p ? DETRED_GENERIC_KERNEL(3, 1, false, true) : DETRED_GENERIC_KERNEL(3, 1, false, false);
+      else if (a == 4)
+        kernel = p ? DETRED_GENERIC_KERNEL(4, 1, false, true) : DETRED_GENERIC_KERNEL(4, 1, false, false);
+      else
+        kernel = p ? DETRED_GENERIC_KERNEL(2, 1, false, true) : DETRED_GENERIC_KERNEL(2, 1, false, false);
+#undef DETRED_GENERIC_BOUNDED
+#undef DETRED_GENERIC_KERNEL
     } else {
-      kernel = single ? generic_chunk_kernel<Node, X, Y, 16, 2, 1, true, Out, Map, Op, Finalize>
-                      : generic_chunk_kernel<Node, X, Y, 16, 2, 1, false, Out, Map, Op, Finalize>;
+      plan.group_level = 0;
+      if (vectors)
+        kernel = single ? generic_chunk_kernel<Node, X, Y, 16, 2, 1, true, false, Out, Map, Op, Finalize>
+                        : generic_chunk_kernel<Node, X, Y, 16, 2, 1, false, false, Out, Map, Op, Finalize>;
+      else
+        kernel = single ? generic_chunk_kernel<Node, X, Y, unit, 2, 1, true, false, Out, Map, Op, Finalize>
+                        : generic_chunk_kernel<Node, X, Y, unit, 2, 1, false, false, Out, Map, Op, Finalize>;
     }
     const std::size_t smem = std::size_t(block_threads / 32) * detail::warp_smem_units<X, Node, binary> * 16;
     if (smem > 48 * 1024)
