@@ -4,7 +4,10 @@
 // bf16 (fp32 accumulation) against CUB TransformReduce over the same bytes, cuBLAS dot beside when a libcublas can be
 // loaded (DETRED_CUBLAS=/path/libcublas.so.N, else the default search path; skipped with a note otherwise).
 // Timing: CUDA events around one call, 2 untimed warm-up calls, the median of --reps (default 30) repetitions.
-// --sweep adds the generic reduce under several launch shapes. Inputs: 1 GiB per input array (20x the H100's L2),
+// --sweep adds the generic reduce under several launch shapes. --engine-sweep [rounds] times only the generic
+// engine's variants (DETRED_GENERIC_ENGINE, include/detred/cuda/transform_reduce.cuh) for reduce<plus<float>>,
+// product<f32> and dot<f32>, each round with CUB's peers timed beside, checks that every variant gives the default's
+// bits, and prints each variant's median ratio over the rounds. Inputs: 1 GiB per input array (20x the H100's L2),
 // workspaces preallocated. Output: one line per row, GB/s of input bytes read.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -17,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -151,13 +155,95 @@ struct cublas_api {
   }
 };
 
+std::uint32_t result_bits(const float* d) {
+  std::uint32_t b = 0;
+  ok(cudaMemcpy(&b, d, 4, cudaMemcpyDeviceToHost), "result");
+  return b;
+}
+
+// The engine variants of issue 14, timed in one program (docs/PERFORMANCE.md). Returns the number of bit mismatches.
+int engine_sweep(int rounds, float* xf, float* yf, std::size_t nf, float* of, void* ws, std::size_t ws_bytes,
+                 void* cub_tmp, std::size_t tb) {
+  const std::vector<std::string> variants{"",
+                                          "batch=1",
+                                          "prefold=1",
+                                          "prefold=1,batch=1",
+                                          "single=1",
+                                          "single=1,batch=1",
+                                          "single=1,prefold=1,batch=1",
+                                          "ahead=3",
+                                          "ahead=4",
+                                          "ahead=3,prefold=1,batch=1",
+                                          "ahead=4,prefold=1,batch=1",
+                                          "minblocks=4",
+                                          "minblocks=4,prefold=1,batch=1",
+                                          "minblocks=3",
+                                          "minblocks=3,prefold=1,batch=1",
+                                          ""};  // the default again: drift within a round
+  const char* ops[] = {"plus", "product", "dot"};
+  std::map<std::string, std::vector<double>> ratio[3];
+  std::uint32_t want[3] = {0, 0, 0};
+  int mismatches = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const double cub[3] = {
+        kBytes / median_ms([&] { cub::DeviceReduce::Sum(cub_tmp, tb, xf, of, nf); }) / 1e6,
+        kBytes / median_ms([&] { cub::DeviceReduce::Reduce(cub_tmp, tb, xf, of, nf, mul_f{}, 1.0f); }) / 1e6,
+        2 * kBytes / median_ms([&] {
+          cub::DeviceReduce::TransformReduce(cub_tmp, tb, thrust::make_zip_iterator(xf, yf), of, nf, plus_f{},
+                                             dot_f32{}, 0.0f);
+        }) / 1e6};
+    std::printf("engine-sweep round %d: cub sum %.1f GB/s, cub reduce(multiplies) %.1f, cub transform_reduce(dot) "
+                "%.1f\n",
+                round, cub[0], cub[1], cub[2]);
+    for (const std::string& v : variants) {
+      setenv("DETRED_GENERIC_ENGINE", v.c_str(), 1);
+      const std::function<void()> calls[3] = {
+          [&] { dc::reduce(static_cast<const float*>(xf), nf, of, -0.0f, plus_f{}, ws, ws_bytes); },
+          [&] { dc::product(static_cast<const float*>(xf), nf, of, ws, ws_bytes); },
+          [&] { dc::dot(static_cast<const float*>(xf), static_cast<const float*>(yf), nf, of, ws, ws_bytes); }};
+      std::printf("  %-40s", ("engine='" + v + "'").c_str());
+      for (int k = 0; k < 3; ++k) {
+        const std::size_t bytes = k == 2 ? 2 * kBytes : kBytes;
+        ok(cudaMemset(of, 0x5b, 4), "poison");
+        const double gbs = bytes / median_ms(calls[k]) / 1e6;
+        const std::uint32_t bits = result_bits(of);
+        if (round == 0 && &v == &variants.front()) want[k] = bits;
+        const bool same = bits == want[k];
+        mismatches += !same;
+        ratio[k][v].push_back(gbs / cub[k]);
+        std::printf("  %s %7.1f GB/s %.3fx%s", ops[k], gbs, gbs / cub[k], same ? "" : " BITS DIFFER");
+      }
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  unsetenv("DETRED_GENERIC_ENGINE");
+  std::printf("engine-sweep summary: median over %d rounds of the ratio to CUB in the same round (plus: CUB Sum, "
+              "product: CUB Reduce(multiplies), dot: CUB TransformReduce); bit mismatches: %d\n",
+              rounds, mismatches);
+  for (std::size_t i = 0; i + 1 < variants.size(); ++i) {  // the last is the default again, merged with the first
+    const std::string& v = variants[i];
+    std::printf("  %-40s", ("engine='" + v + "'").c_str());
+    for (int k = 0; k < 3; ++k) {
+      auto r = ratio[k][v];
+      std::sort(r.begin(), r.end());
+      std::printf("  %s %.3f [%.3f..%.3f]", ops[k], r[r.size() / 2], r.front(), r.back());
+    }
+    std::printf("\n");
+  }
+  return mismatches;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool sweep = false;
+  int engine_rounds = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
     if (std::string(argv[i]) == "--sweep") sweep = true;
+    if (std::string(argv[i]) == "--engine-sweep")
+      engine_rounds = i + 1 < argc && std::atoi(argv[i + 1]) > 0 ? std::atoi(argv[++i]) : 3;
   }
   cudaDeviceProp prop{};
   ok(cudaGetDeviceProperties(&prop, 0), "props");
@@ -188,6 +274,11 @@ int main(int argc, char** argv) {
                 }) /
                 1e6;
   row("read ceiling", kBytes, kBytes / ceiling_gbs / 1e6);
+  if (engine_rounds > 0) {
+    const int mismatches = engine_sweep(engine_rounds, xf, yf, nf, of, ws, ws_bytes, cub_tmp, tb);
+    ok(cudaDeviceSynchronize(), "end");
+    return mismatches == 0 ? 0 : 2;
+  }
 
   // Sum-type rows (fp32): CUB Sum, detred::cuda::sum, the generic reduce with plus<float>.
   const double cub_sum = kBytes / median_ms([&] { cub::DeviceReduce::Sum(cub_tmp, tb, xf, of, nf); }) / 1e6;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "detred/blas.hpp"
@@ -70,16 +71,24 @@ int for_every_launch(Make make, Node identity, Map map, Op op, Expect expect) {
       device_copy<X> in(x, offset);
       workspace ws(cuda::transform_reduce_workspace_bytes<X, Node>(n));
       Node* out = static_cast<Node*>(ws.ptr);
-      for (const auto& c : configs) {
-        cuda::transform_reduce<Node, X>(in.data, n, out, identity, map, op, ws.ptr, ws.bytes, nullptr, c);
-        Node gpu;
-        cuda::check(cudaMemcpy(&gpu, out, sizeof(Node), cudaMemcpyDeviceToHost), "cudaMemcpy");
-        if (!expect(x, gpu)) {
-          ADD_FAILURE() << "n=" << n << " offset=" << offset << " block=" << c.block_threads
-                        << " grid=" << c.grid_blocks << " tiles=" << c.tiles_per_chunk;
-          return checked;
+      // Every engine variant (tests/support/gpu_test.hpp) over every configuration: the same bits. The first
+      // (default) result is checked against the reference; the others against it, bit for bit, and the reference.
+      for (const std::string& variant : test::generic_engine_variants()) {
+        const test::scoped_generic_engine engine(variant);
+        for (const auto& c : configs) {
+          // Poison the result slot: a variant that wrote nothing would otherwise pass with the previous result.
+          cuda::check(cudaMemset(out, 0x5b, sizeof(Node)), "cudaMemset");
+          cuda::transform_reduce<Node, X>(in.data, n, out, identity, map, op, ws.ptr, ws.bytes, nullptr, c);
+          Node gpu;
+          cuda::check(cudaMemcpy(&gpu, out, sizeof(Node), cudaMemcpyDeviceToHost), "cudaMemcpy");
+          if (!expect(x, gpu)) {
+            ADD_FAILURE() << "n=" << n << " offset=" << offset << " engine='" << variant
+                          << "' block=" << c.block_threads << " grid=" << c.grid_blocks
+                          << " tiles=" << c.tiles_per_chunk;
+            return checked;
+          }
+          ++checked;
         }
-        ++checked;
       }
     }
   }
@@ -234,6 +243,12 @@ TEST(CudaGenericReduce, ReduceEntryPointAndArguments) {
   EXPECT_THROW(cuda::reduce(in.data, x.size(), out, examples::mat2_identity, examples::mat2_op{}, ws.ptr, ws.bytes,
                             nullptr, {33, 0, 0}),
                invalid_argument);
+  for (const char* bad : {"ahead=5", "minblocks=2", "prefold=2", "fast=1", "single=1,ahead=3", "minblocks=4,ahead=4"}) {
+    const test::scoped_generic_engine engine(bad);
+    EXPECT_THROW(cuda::reduce(in.data, x.size(), out, examples::mat2_identity, examples::mat2_op{}, ws.ptr, ws.bytes),
+                 invalid_argument)
+        << bad;
+  }
 }
 
 }  // namespace

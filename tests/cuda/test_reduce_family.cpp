@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "detred/blas.hpp"
@@ -197,6 +198,21 @@ void integer_extrema() {
   }
   EXPECT_GT(checked, 20);
 }
+// The generic engine's variants (DETRED_GENERIC_ENGINE) give the CPU's bits for product, dot, nrm2 and asum (and
+// leave the extrema alone): fp32 (the variants' own kernels) and bf16 (prefold, batch, single), into fp32, every
+// configuration and size.
+TEST(CudaReduceFamily, EngineVariantsAsOnTheCpu) {
+  DETRED_SKIP_WITHOUT_GPU();
+  for (const std::string& variant : test::generic_engine_variants()) {
+    if (variant.empty()) continue;  // the default: every other test
+    const test::scoped_generic_engine engine(variant);
+    SCOPED_TRACE("DETRED_GENERIC_ENGINE=" + variant);
+    every_pair{}.operator()<float, float>();
+    every_pair{}.operator()<float, detred::bfloat16>();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 TEST(CudaReduceFamily, IntegerExtremaAsOnTheCpu) {
   DETRED_SKIP_WITHOUT_GPU();
   integer_extrema<std::int32_t>();

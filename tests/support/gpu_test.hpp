@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "detred/cuda/device.hpp"
@@ -30,5 +31,43 @@ inline std::vector<cuda::launch_config> canonical_launch_configs() {
     configs.push_back(c);
   return configs;
 }
+
+// The generic engine's variants (DETRED_GENERIC_ENGINE, include/detred/cuda/transform_reduce.cuh): each changes speed
+// only, so every one must give the CPU's bits. "" is the default engine. Quick mode: three that cover every new path.
+inline std::vector<std::string> generic_engine_variants() {
+  if (gpu_test_quick()) return {"", "ahead=3,prefold=1,batch=1", "single=1,prefold=1,batch=1"};
+  // Every chunk kernel instantiated (ahead x minblocks x single x prefold), batch spread over them.
+  return {"",
+          "prefold=1,batch=1",
+          "batch=1",
+          "ahead=3",
+          "ahead=3,prefold=1,batch=1",
+          "ahead=4,batch=1",
+          "ahead=4,prefold=1",
+          "minblocks=4",
+          "minblocks=4,prefold=1,batch=1",
+          "minblocks=3",
+          "minblocks=3,prefold=1,batch=1",
+          "single=1",
+          "single=1,prefold=1,batch=1"};
+}
+
+// Sets DETRED_GENERIC_ENGINE for its lifetime (restores the previous value after).
+struct scoped_generic_engine {
+  std::string previous;
+  bool had = false;
+  explicit scoped_generic_engine(const std::string& variant) {
+    if (const char* p = std::getenv("DETRED_GENERIC_ENGINE")) previous = p, had = true;
+    setenv("DETRED_GENERIC_ENGINE", variant.c_str(), 1);
+  }
+  ~scoped_generic_engine() {
+    if (had)
+      setenv("DETRED_GENERIC_ENGINE", previous.c_str(), 1);
+    else
+      unsetenv("DETRED_GENERIC_ENGINE");
+  }
+  scoped_generic_engine(const scoped_generic_engine&) = delete;
+  scoped_generic_engine& operator=(const scoped_generic_engine&) = delete;
+};
 
 }  // namespace detred::test

@@ -27,6 +27,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -48,6 +49,63 @@ inline constexpr int generic_max_block_threads = 256;
 inline constexpr int generic_finish_threads = 256;
 inline constexpr std::size_t generic_header_bytes = 256;  // workspace: a result slot, then the roots
 inline constexpr int generic_counter_levels = 7;          // passes per chunk: at most 16 tiles x 8 passes
+inline constexpr std::size_t generic_arrival_offset = 128;  // workspace header: the single pass's arrival word
+
+// Engine variants (issue 14's tuning): each changes speed only, never bits (every piece is still an aligned complete
+// subtree, joined in index order). Read from the environment variable DETRED_GENERIC_ENGINE on every call, a comma
+// separated list of key=value (empty or unset: the defaults below, the engine as measured in run 3):
+//   ahead=2|3|4    passes of loads in flight per warp, one input (two inputs keep one pass each); 4-byte elements on
+//                  the 16-byte vector path only (elsewhere 2);
+//   minblocks=1|3|4  __launch_bounds__ minimum resident blocks of the chunk kernel (1: none given, as in run 3;
+//                  3: at most 85 registers, 4: at most 64);
+//   prefold=0|1    the block joins its warps' consecutive chunk roots (an aligned group of block_threads / 32
+//                  chunks, a power of two) before writing one root: the finishing fold reads 8x fewer roots
+//                  (4-byte elements on the vector path only);
+//   batch=0|1      the finishing fold loads a thread's roots 8 at a time (independent loads) before joining them;
+//   single=0|1     one kernel: the last block to arrive folds (256 threads; otherwise the finishing kernel runs).
+// single=1 and minblocks=3|4 need ahead=2 and exclude each other (the kernels instantiated); others throw.
+struct generic_engine {
+  int ahead = 2;
+  int min_blocks = 1;
+  bool prefold = false;
+  bool batch = false;
+  bool single = false;
+};
+
+inline generic_engine generic_engine_from_environment(const char* what) {
+  generic_engine e;
+  const char* env = std::getenv("DETRED_GENERIC_ENGINE");
+  if (env == nullptr) return e;
+  const std::string s(env);
+  std::size_t at = 0;
+  while (at < s.size()) {
+    std::size_t end = s.find(',', at);
+    if (end == std::string::npos) end = s.size();
+    const std::string item = s.substr(at, end - at);
+    at = end + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const int value = eq == std::string::npos ? 1 : std::atoi(item.c_str() + eq + 1);
+    if (key == "ahead" && value >= 2 && value <= 4)
+      e.ahead = value;
+    else if (key == "minblocks" && (value == 1 || value == 3 || value == 4))
+      e.min_blocks = value;
+    else if (key == "prefold" && (value == 0 || value == 1))
+      e.prefold = value;
+    else if (key == "batch" && (value == 0 || value == 1))
+      e.batch = value;
+    else if (key == "single" && (value == 0 || value == 1))
+      e.single = value;
+    else
+      detred::detail::throw_invalid(what, "DETRED_GENERIC_ENGINE: unknown or out-of-range item '" + item + "'");
+  }
+  if ((e.single && (e.ahead != 2 || e.min_blocks != 1)) || (e.min_blocks != 1 && e.ahead != 2))
+    detred::detail::throw_invalid(what, "DETRED_GENERIC_ENGINE: single=1 and minblocks=3|4 need ahead=2, and not "
+                                        "each other (the kernels instantiated; ptxas: minblocks=4 with ahead=3 or 4 "
+                                        "spilled 0.6-0.9 KB)");
+  return e;
+}
 
 template <class In>
 struct generic_tile {
@@ -95,14 +153,14 @@ concept run_root_map = requires(const Map& m, const X (&run)[N]) {
 
 // Root of `passes` consecutive passes starting at element `first` (one warp; returned in every lane). Loads run
 // ahead: two passes for one input (two register sets, used in turn), one pass each for two inputs.
-template <class Node, class X, class Y, int UnitBytes, class Map, class Op>
+template <class Node, class X, class Y, int UnitBytes, int Ahead, class Map, class Op>
 __device__ __forceinline__ Node warp_passes_root(const X* __restrict__ x, const Y* __restrict__ y, std::uint64_t first,
                                                  int passes, uint4* slice_x, uint4* slice_y, const Map& map,
                                                  const Op& op) {
   using shape = stage_shape<X>;
   constexpr bool binary = !std::is_same_v<Y, no_input>;
   constexpr int items = shape::items;
-  constexpr int ahead = binary ? 1 : 2;  // passes whose loads are in flight
+  constexpr int ahead = binary ? 1 : Ahead;  // passes whose loads are in flight
   const int lane = threadIdx.x & 31;
   // Pass roots: in registers for small nodes, in the warp's shared slots for large ones.
   using counter = std::conditional_t<(sizeof(Node) > 8), shared_counter<Node, Op, generic_counter_levels>,
@@ -147,7 +205,7 @@ __device__ __forceinline__ Node warp_passes_root(const X* __restrict__ x, const 
     stage_load<Y, UnitBytes>(y + first, uy);
 #pragma unroll 1
     for (int p = 0; p < passes; ++p) pass(ux, uy, p);
-  } else {
+  } else if constexpr (ahead == 2) {
     uint4 vx[shape::units];
     if (passes > 1) stage_load<X, UnitBytes>(x + first + shape::pass_elements, vx);
     int p = 0;
@@ -157,6 +215,22 @@ __device__ __forceinline__ Node warp_passes_root(const X* __restrict__ x, const 
       pass(vx, uy, p + 1);
     }
     if (p < passes) pass(ux, uy, p);
+  } else {  // `ahead` register sets, used in turn
+    uint4 wx[ahead - 1][shape::units];
+#pragma unroll
+    for (int j = 1; j < ahead; ++j)
+      if (j < passes) stage_load<X, UnitBytes>(x + first + std::uint64_t(j) * shape::pass_elements, wx[j - 1]);
+    int p = 0;
+#pragma unroll 1
+    for (; p + ahead <= passes; p += ahead) {
+      pass(ux, uy, p);
+#pragma unroll
+      for (int j = 1; j < ahead; ++j) pass(wx[j - 1], uy, p + j);
+    }
+    if (p < passes) pass(ux, uy, p);
+#pragma unroll
+    for (int j = 1; j < ahead; ++j)
+      if (p + j < passes) pass(wx[j - 1], uy, p + j);
   }
   return root;
 }
@@ -172,41 +246,47 @@ struct generic_plan {
   int tail_tiles;
   std::uint64_t remainder_first;  // element index of the remainder (fewer than one tile of elements)
   int remainder_count;
+  // Pre-fold (generic_engine::prefold): the full chunks [g 2^group_level, (g + 1) 2^group_level) of each complete
+  // group g < full_chunks >> group_level have one root, at roots[g << group_level]; 0: every chunk has its own.
+  int group_level;
+  bool batch;                        // the finishing fold loads 8 roots at a time
+  unsigned long long* arrivals;      // single pass: the arrival word (null: a finishing kernel runs)
 };
 
-// Chunk roots (items [0, full_chunks)) and tail-tile roots (items [full_chunks, items)), one warp per item.
-template <class Node, class X, class Y, int UnitBytes, class Map, class Op>
-__global__ void __launch_bounds__(generic_max_block_threads)
-    generic_chunk_kernel(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op) {
-  using tile = generic_tile<X>;
-  constexpr bool binary = !std::is_same_v<Y, no_input>;
-  extern __shared__ uint4 generic_stage_smem[];
-  const int warp_in_block = threadIdx.x >> 5;
-  uint4* slice_x = generic_stage_smem + std::size_t(warp_in_block) * warp_smem_units<X, Node, binary>;
-  uint4* slice_y = slice_x + stage_shape<X>::slice_units;
-  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
-  const std::uint64_t chunk = tile::elements * std::uint64_t(plan.tiles_per_chunk);
-  cudaTriggerProgrammaticLaunchCompletion();
-  for (std::uint64_t item = warp; item < items; item += warps) {
-    const bool full = item < plan.full_chunks;
-    const std::uint64_t first =
-        full ? item * chunk : plan.full_chunks * chunk + (item - plan.full_chunks) * tile::elements;
-    const int passes = (full ? plan.tiles_per_chunk : 1) * tile::passes;
-    const Node root = warp_passes_root<Node, X, Y, UnitBytes>(plan.x, plan.y, first, passes, slice_x, slice_y, map, op);
-    if ((threadIdx.x & 31) == 0) plan.roots[item] = root;
-  }
+// The single pass's arrival count (the scheme of src/cuda/sum's arrive_last): the word rests at (tag, 0) between
+// calls; a word with another tag (a fresh workspace) is installed by compare-and-swap, counting each block once.
+inline constexpr unsigned long long generic_arrival_tag = 0x7F4A7C159Eull;  // 40 bits, arbitrary
+inline constexpr int generic_arrival_bits = 24;
+__device__ inline bool generic_arrive_last(unsigned long long* word, unsigned grid) {
+  constexpr unsigned long long mask = (1ull << generic_arrival_bits) - 1;
+  unsigned long long old = atomicAdd(word, 1ull), assumed = 0, arrived = 0;
+  if ((old >> generic_arrival_bits) == generic_arrival_tag) return (old & mask) + 1 == grid;
+  do {
+    assumed = old;
+    const bool current = (assumed >> generic_arrival_bits) == generic_arrival_tag;
+    arrived = (current ? (assumed & mask) : 0) + 1;
+    old = atomicCAS(word, assumed, (generic_arrival_tag << generic_arrival_bits) | arrived);
+  } while (old != assumed);
+  return arrived == grid;
 }
 
+// The finishing fold with the whole block (generic_finish_threads threads): the group roots, the other chunk roots,
+// the tail tiles' roots and the remainder's elements, pushed into a binary counter largest first; thread 0 writes.
 template <class Node, class X, class Y, class Out, class Map, class Op, class Finalize>
-__global__ void __launch_bounds__(generic_finish_threads)
-    generic_finish_kernel(generic_plan<Node, X, Y> plan, Map map, Op op, Finalize finalize, Out* out) {
-  cudaGridDependencySynchronize();  // the chunk kernel's roots are complete and visible from here on
+__device__ __forceinline__ void generic_finish_in_block(const generic_plan<Node, X, Y>& plan, const Map& map,
+                                                        const Op& op, const Finalize& finalize, Out* out) {
   __shared__ alignas(Node) unsigned char scratch_bytes[sizeof(Node) * (generic_finish_threads / 32)];
   Node* scratch = reinterpret_cast<Node*>(scratch_bytes);
   binary_counter<Node, combine_into<Node, Op>> counter{combine_into<Node, Op>{op}};  // thread 0's
-  const auto root_at = [&](std::uint64_t i) { return plan.roots[i]; };
-  block_push_digits<generic_finish_threads, Node>(root_at, plan.full_chunks, plan.chunk_level, op, scratch, counter);
+  const int gl = plan.group_level;
+  const std::uint64_t groups = plan.full_chunks >> gl;
+  const auto group_root = [&](std::uint64_t i) { return plan.roots[i << gl]; };
+  block_push_digits<generic_finish_threads, Node>(group_root, groups, plan.chunk_level + gl, op, scratch, counter,
+                                                  plan.batch);
+  const std::uint64_t grouped = groups << gl;
+  const auto root_at = [&](std::uint64_t i) { return plan.roots[grouped + i]; };
+  block_push_digits<generic_finish_threads, Node>(root_at, plan.full_chunks - grouped, plan.chunk_level, op, scratch,
+                                                  counter, plan.batch);
   const auto tail_root = [&](std::uint64_t i) { return plan.roots[plan.full_chunks + i]; };
   block_push_digits<generic_finish_threads, Node>(tail_root, std::uint64_t(plan.tail_tiles), generic_tile<X>::level, op,
                                                   scratch, counter);
@@ -220,6 +300,102 @@ __global__ void __launch_bounds__(generic_finish_threads)
   block_push_digits<generic_finish_threads, Node>(element, std::uint64_t(plan.remainder_count), 0, op, scratch,
                                                   counter);
   if (threadIdx.x == 0) *out = counter.empty() ? finalize(true, Node{}) : finalize(false, counter.fold());
+}
+
+// Chunk roots (items [0, full_chunks)) and tail-tile roots (items [full_chunks, items)), one warp per item. With
+// plan.group_level > 0 (2^group_level = warps per block) the block takes items in aligned groups and writes one root
+// per complete group of full chunks. Single (plan.arrivals non-null, 256 threads): the last block also finishes.
+template <class Node, class X, class Y, int UnitBytes, int Ahead, bool Single, bool Prefold, class Out, class Map,
+          class Op, class Finalize>
+__device__ __forceinline__ void generic_chunk_body(const generic_plan<Node, X, Y>& plan, std::uint64_t items,
+                                                   const Map& map, const Op& op, const Finalize& finalize, Out* out) {
+  using tile = generic_tile<X>;
+  constexpr bool binary = !std::is_same_v<Y, no_input>;
+  extern __shared__ uint4 generic_stage_smem[];
+  const int warp_in_block = threadIdx.x >> 5;
+  uint4* slice_x = generic_stage_smem + std::size_t(warp_in_block) * warp_smem_units<X, Node, binary>;
+  uint4* slice_y = slice_x + stage_shape<X>::slice_units;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  const std::uint64_t chunk = tile::elements * std::uint64_t(plan.tiles_per_chunk);
+  cudaTriggerProgrammaticLaunchCompletion();
+  const auto item_root = [&](std::uint64_t item) {
+    const bool full = item < plan.full_chunks;
+    const std::uint64_t first =
+        full ? item * chunk : plan.full_chunks * chunk + (item - plan.full_chunks) * tile::elements;
+    const int passes = (full ? plan.tiles_per_chunk : 1) * tile::passes;
+    return warp_passes_root<Node, X, Y, UnitBytes, Ahead>(plan.x, plan.y, first, passes, slice_x, slice_y, map, op);
+  };
+  if constexpr (!Prefold) {  // (a compile-time choice: the group loop's registers stay out of the default kernel)
+    for (std::uint64_t item = warp; item < items; item += warps) {
+      const Node root = item_root(item);
+      if ((threadIdx.x & 31) == 0) plan.roots[item] = root;
+    }
+  } else {
+    __shared__ alignas(Node) unsigned char group_bytes[sizeof(Node) * (generic_max_block_threads / 32)];
+    Node* group = reinterpret_cast<Node*>(group_bytes);
+    const int group_size = 1 << plan.group_level;  // == warps per block
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) << plan.group_level; base < items; base += warps) {
+      const std::uint64_t item = base + std::uint64_t(warp_in_block);
+      const bool folded = base + std::uint64_t(group_size) <= plan.full_chunks;  // uniform over the block
+      if (item < items) {
+        const Node root = item_root(item);
+        if ((threadIdx.x & 31) == 0) {
+          if (folded)
+            group[warp_in_block] = root;
+          else
+            plan.roots[item] = root;
+        }
+      }
+      if (folded) {
+        __syncthreads();
+        if (warp_in_block == 0) {
+          const int lane = threadIdx.x & 31;
+          Node v = lane < group_size ? group[lane] : Node{};
+          v = warp_subtree_reduce(v, op, plan.group_level, group_size);
+          if (lane == 0) plan.roots[base] = v;
+        }
+        __syncthreads();  // the group slots are free again
+      }
+    }
+  }
+  if constexpr (Single) {
+    __shared__ bool last;
+    if ((threadIdx.x & 31) == 0) __threadfence();  // release: this warp's root stores before the arrival
+    __syncthreads();
+    if (threadIdx.x == 0) last = generic_arrive_last(plan.arrivals, gridDim.x);
+    __syncthreads();
+    if (last) {
+      if (threadIdx.x == 0) *plan.arrivals = generic_arrival_tag << generic_arrival_bits;  // rest state
+      __threadfence();  // acquire: every other block's roots are visible from here
+      generic_finish_in_block(plan, map, op, finalize, out);
+    }
+  }
+}
+
+// The chunk kernel: MinBlocks = 1 is the plain __launch_bounds__(256) of run 3 (no minimum: ptxas's own register
+// choice, 80 for plus<float>); 3 or 4 ask for that many resident blocks (at most 85 or 64 registers).
+template <class Node, class X, class Y, int UnitBytes, int Ahead, int MinBlocks, bool Single, bool Prefold, class Out,
+          class Map, class Op, class Finalize>
+__global__ void __launch_bounds__(generic_max_block_threads)
+    generic_chunk_kernel(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op, Finalize finalize,
+                         Out* out) {
+  static_assert(MinBlocks == 1);
+  generic_chunk_body<Node, X, Y, UnitBytes, Ahead, Single, Prefold>(plan, items, map, op, finalize, out);
+}
+template <class Node, class X, class Y, int UnitBytes, int Ahead, int MinBlocks, bool Single, bool Prefold, class Out,
+          class Map, class Op, class Finalize>
+__global__ void __launch_bounds__(generic_max_block_threads, MinBlocks)
+    generic_chunk_kernel_bounded(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op,
+                                 Finalize finalize, Out* out) {
+  generic_chunk_body<Node, X, Y, UnitBytes, Ahead, Single, Prefold>(plan, items, map, op, finalize, out);
+}
+
+template <class Node, class X, class Y, class Out, class Map, class Op, class Finalize>
+__global__ void __launch_bounds__(generic_finish_threads)
+    generic_finish_kernel(generic_plan<Node, X, Y> plan, Map map, Op op, Finalize finalize, Out* out) {
+  cudaGridDependencySynchronize();  // the chunk kernel's roots are complete and visible from here on
+  generic_finish_in_block(plan, map, op, finalize, out);
 }
 
 inline void validate_generic(const launch_config& c, const char* what) {
@@ -317,13 +493,57 @@ void transform_reduce_finalized(const X* d_x, const Y* d_y, std::uint64_t n, Out
   plan.remainder_count = int(n - plan.remainder_first);
   const std::uint64_t items = plan.full_chunks + std::uint64_t(plan.tail_tiles);
 
+  const detail::generic_engine engine = detail::generic_engine_from_environment(what);
+  const int warps_per_block_int = block_threads / 32;
+  if (engine.prefold && (warps_per_block_int & (warps_per_block_int - 1)) == 0)
+    while ((1 << plan.group_level) < warps_per_block_int) ++plan.group_level;
+  plan.batch = engine.batch;
+  const bool single = engine.single && items > 0 && block_threads == detail::generic_finish_threads &&
+                      items / std::uint64_t(warps_per_block_int) < (std::uint64_t{1} << 23);  // the arrival count
+  plan.arrivals = single ? reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(d_workspace) +
+                                                                 detail::generic_arrival_offset)
+                         : nullptr;
+
   if (items > 0) {
     const bool vectors = addr_x % 16 == 0 && (!binary || addr_y % 16 == 0);
     constexpr int unit = detail::natural_unit_bytes<X>() < (binary ? detail::natural_unit_bytes<Y>() : 16)
                              ? detail::natural_unit_bytes<X>()
                              : (binary ? detail::natural_unit_bytes<Y>() : detail::natural_unit_bytes<X>());
-    auto kernel = vectors ? detail::generic_chunk_kernel<Node, X, Y, 16, Map, Op>
-                          : detail::generic_chunk_kernel<Node, X, Y, unit, Map, Op>;
+    using detail::generic_chunk_kernel;
+    using K = void (*)(detail::generic_plan<Node, X, Y>, std::uint64_t, Map, Op, Finalize, Out*);
+    // The engine's variants are instantiated for 4-byte elements on the vector path (fp32, int32: what issue 14's
+    // bars measure); other element types and the element path take ahead = 2, minblocks = 1, no prefold.
+    constexpr bool variants = sizeof(X) == 4;
+    K kernel = nullptr;
+    if (vectors && variants) {
+      const int a = binary ? 2 : engine.ahead, m = engine.min_blocks;
+      const bool p = plan.group_level > 0;
+#define DETRED_GENERIC_KERNEL(A, M, S, P) generic_chunk_kernel<Node, X, Y, 16, A, M, S, P, Out, Map, Op, Finalize>
+#define DETRED_GENERIC_BOUNDED(M, P) \
+  detail::generic_chunk_kernel_bounded<Node, X, Y, 16, 2, M, false, P, Out, Map, Op, Finalize>
+      if (single)
+        kernel = p ? DETRED_GENERIC_KERNEL(2, 1, true, true) : DETRED_GENERIC_KERNEL(2, 1, true, false);
+      else if (m == 4)
+        kernel = p ? DETRED_GENERIC_BOUNDED(4, true) : DETRED_GENERIC_BOUNDED(4, false);
+      else if (m == 3)
+        kernel = p ? DETRED_GENERIC_BOUNDED(3, true) : DETRED_GENERIC_BOUNDED(3, false);
+      else if (a == 3)
+        kernel = p ? DETRED_GENERIC_KERNEL(3, 1, false, true) : DETRED_GENERIC_KERNEL(3, 1, false, false);
+      else if (a == 4)
+        kernel = p ? DETRED_GENERIC_KERNEL(4, 1, false, true) : DETRED_GENERIC_KERNEL(4, 1, false, false);
+      else
+        kernel = p ? DETRED_GENERIC_KERNEL(2, 1, false, true) : DETRED_GENERIC_KERNEL(2, 1, false, false);
+#undef DETRED_GENERIC_BOUNDED
+#undef DETRED_GENERIC_KERNEL
+    } else {
+      plan.group_level = 0;
+      if (vectors)
+        kernel = single ? generic_chunk_kernel<Node, X, Y, 16, 2, 1, true, false, Out, Map, Op, Finalize>
+                        : generic_chunk_kernel<Node, X, Y, 16, 2, 1, false, false, Out, Map, Op, Finalize>;
+      else
+        kernel = single ? generic_chunk_kernel<Node, X, Y, unit, 2, 1, true, false, Out, Map, Op, Finalize>
+                        : generic_chunk_kernel<Node, X, Y, unit, 2, 1, false, false, Out, Map, Op, Finalize>;
+    }
     const std::size_t smem = std::size_t(block_threads / 32) * detail::warp_smem_units<X, Node, binary> * 16;
     if (smem > 48 * 1024)
       check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
@@ -333,12 +553,13 @@ void transform_reduce_finalized(const X* d_x, const Y* d_y, std::uint64_t n, Out
     const std::uint64_t grid = requested.grid_blocks > 0 && std::uint64_t(requested.grid_blocks) < useful_blocks
                                    ? requested.grid_blocks
                                    : useful_blocks;
-    kernel<<<unsigned(grid), unsigned(block_threads), smem, stream>>>(plan, items, map, op);
+    kernel<<<unsigned(grid), unsigned(block_threads), smem, stream>>>(plan, items, map, op, finalize, d_out);
     check(cudaGetLastError(), "launching generic_chunk_kernel");
   }
-  detail::launch_finishing_block(detail::generic_finish_kernel<Node, X, Y, Out, Map, Op, Finalize>,
-                                 detail::generic_finish_threads, stream, "launching generic_finish_kernel", plan, map,
-                                 op, finalize, d_out);
+  if (!single)
+    detail::launch_finishing_block(detail::generic_finish_kernel<Node, X, Y, Out, Map, Op, Finalize>,
+                                   detail::generic_finish_threads, stream, "launching generic_finish_kernel", plan, map,
+                                   op, finalize, d_out);
 }
 
 namespace detail {

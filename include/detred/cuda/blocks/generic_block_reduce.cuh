@@ -26,8 +26,10 @@ struct combine_into {
 // the 2^(level - log2 BlockThreads) consecutive items starting at t * 2^(level - log2 BlockThreads) (in registers up
 // to 256 items, else a binary counter in local memory); then warps, then the warp roots. Threads, lanes and warps
 // without items do not call op. scratch: shared memory for BlockThreads / 32 values, reusable after the call.
+// batched: a thread's items (up to 256) are loaded 8 at a time before they are joined (more loads in flight; the
+// same combines in the same order).
 template <int BlockThreads, class T, class Load, class Op>
-__device__ T block_subtree_reduce(const Load& load, int level, const Op& op, T* scratch) {
+__device__ T block_subtree_reduce(const Load& load, int level, const Op& op, T* scratch, bool batched = false) {
   static_assert(BlockThreads >= 32 && BlockThreads <= 1024 && (BlockThreads & (BlockThreads - 1)) == 0);
   constexpr int block_level = BlockThreads == 32    ? 5
                               : BlockThreads == 64  ? 6
@@ -43,6 +45,18 @@ __device__ T block_subtree_reduce(const Load& load, int level, const Op& op, T* 
     const std::uint64_t first = std::uint64_t(thread) << thread_levels;
     if (thread_levels == 0) {
       v = load(first);
+    } else if (thread_levels <= 8 && batched) {  // up to 256 items, loaded 8 at a time (independent loads)
+      register_counter<T, Op, 8> joined(op);
+      for (int i = 0, end = 1 << thread_levels; i < end; i += 8) {
+        const int m = end - i < 8 ? end - i : 8;
+        T batch[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          if (j < m) batch[j] = load(first + i + j);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          if (j < m) v = joined.push(batch[j], i + j);
+      }
     } else if (thread_levels <= 8) {  // up to 256 items: joined in registers
       register_counter<T, Op, 8> joined(op);
       for (int i = 0, end = 1 << thread_levels; i < end; ++i) v = joined.push(load(first + i), i);
@@ -72,12 +86,12 @@ __device__ T block_subtree_reduce(const Load& load, int level, const Op& op, T* 
 // equal-size subtree roots, level_offset = their level) to a binary counter that already holds the preceding ones.
 template <int BlockThreads, class T, class Load, class Op, class Counter>
 __device__ void block_push_digits(const Load& load, std::uint64_t count, int level_offset, const Op& op, T* scratch,
-                                  Counter& counter) {
+                                  Counter& counter, bool batched = false) {
   std::uint64_t first = 0;
   for (int k = 63; k >= 0; --k) {
     if (!((count >> k) & 1u)) continue;
     const auto shifted = [&](std::uint64_t i) { return load(first + i); };
-    const T root = block_subtree_reduce<BlockThreads, T>(shifted, k, op, scratch);
+    const T root = block_subtree_reduce<BlockThreads, T>(shifted, k, op, scratch, batched);
     if (threadIdx.x == 0) counter.push(root, level_offset + k);
     first += std::uint64_t{1} << k;
   }
