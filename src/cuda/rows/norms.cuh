@@ -239,24 +239,29 @@ struct dweight_columns {
   }
 };
 
-template <class T>
-struct softmax_writer {
-  const T* x;
-  T* out;
-  float lse;
-  __device__ void scalar(std::uint64_t i) const { out[i] = norms::softmax_value(x[i], lse); }
-};
-
-template <class T, bool Aligned>
+// Tiles = false when no row reaches a warp tile (causal softmax, T < 4096 fp32 or 8192 bf16): the same bits, without
+// the tile path's registers (210 per thread with it for bf16: one block of 8 warps per multiprocessor, too few to hide
+// the latency of the serial binary64 exp chains). The output loop keeps 4 independent exps in flight per lane.
+template <class T, bool Aligned, bool Tiles>
 __global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, row_shape shape, T* __restrict__ out) {
   using Acc = logsumexp_accumulator<float>;
+  const int lane = threadIdx.x & 31;
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
   for (std::uint64_t r = warp; r < shape.rows; r += warps) {
     const T* row = x + r * shape.stride;
+    T* o = out + r * shape.stride;
     const std::uint64_t n = shape.length(r);
-    const float lse = warp_row_root<Acc, T, Aligned>(row, n, widened_leaf<Acc>{}).result();
-    for_each_element<T, false>(n, softmax_writer<T>{row, out + r * shape.stride, lse});
+    const float lse = warp_row_root<Acc, T, Aligned, widened_leaf<Acc>, Tiles>(row, n, widened_leaf<Acc>{}).result();
+    for (std::uint64_t i0 = std::uint64_t(lane); i0 < n; i0 += 128) {
+      T e[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (i0 + 32 * k < n) e[k] = row[i0 + 32 * k];
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (i0 + 32 * k < n) o[i0 + 32 * k] = norms::softmax_value(e[k], lse);
+    }
   }
 }
 
@@ -353,10 +358,12 @@ void softmax_forward(const T* d_x, const row_shape& shape, T* d_out, cudaStream_
   if (shape.rows == 0) return;
   const int threads = launch.block_threads ? launch.block_threads : 256;
   const unsigned grid = detail::row_grid(shape.rows, launch, threads);
-  if (detail::rows_aligned<T>(d_x, shape.stride))
-    detail::softmax_kernel<T, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-  else
-    detail::softmax_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  const bool aligned = detail::rows_aligned<T>(d_x, shape.stride);
+  const bool tiles = shape.cols >= tile_shape<T>::elements || (shape.lengths != nullptr && shape.cols == 0);
+  if (aligned && tiles) detail::softmax_kernel<T, true, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  if (aligned && !tiles) detail::softmax_kernel<T, true, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  if (!aligned && tiles) detail::softmax_kernel<T, false, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  if (!aligned && !tiles) detail::softmax_kernel<T, false, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
   check(cudaGetLastError(), "cuda::softmax_forward");
 }
 
