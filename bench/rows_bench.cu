@@ -13,9 +13,11 @@
 #include <functional>
 #include <vector>
 
+#include "detred/cuda/blocks/row_warp.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/norms.hpp"
 #include "detred/cuda/rows.hpp"
+#include "detred/rows.hpp"
 #include "detred/types/bfloat16.hpp"
 
 namespace {
@@ -54,6 +56,22 @@ __global__ void copy_all(const float4* x, float4* y, std::size_t n4) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4;
        i += std::size_t(gridDim.x) * blockDim.x)
     y[i] = __ldg(x + i);
+}
+
+// Experiment (issue 18): the rows kernel's reduction with the warp-tile path on or off (the same bits), to see which
+// the compute-bound accumulators (log-sum-exp: a binary64 exp per merge; Welford: a division per merge) prefer.
+template <class Acc, bool Tiles>
+__global__ void __launch_bounds__(256) rows_tiles_experiment(const float* x, int rows, int cols, float* out) {
+  const int r = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+  if (r >= rows) return;
+  const Acc root = detred::cuda::warp_row_root<Acc, float, true, detred::widened_leaf<Acc>, Tiles>(
+      x + std::size_t(r) * cols, std::uint64_t(cols), detred::widened_leaf<Acc>{});
+  if ((threadIdx.x & 31) == 0) {
+    if constexpr (requires { root.result(); })
+      out[r] = root.result();
+    else
+      out[r] = root.result_mean();
+  }
 }
 
 __global__ void offsets_kernel(int* o, int rows, int cols) {
@@ -322,6 +340,24 @@ int main(int argc, char** argv) {
            "CUB segmented");
     std::snprintf(what, sizeof what, "detred::cuda::row_logsumexp fp32 [%d x %d]", rows, cols);
     report(what, bytes, median_ms([&] { detred::cuda::row_logsumexp(x, shape, out); }), cub_gbs, "CUB segmented");
+    if (cols >= 4096) {
+      const unsigned g = unsigned((rows + 7) / 8);
+      using Lse = detred::logsumexp_accumulator<float>;
+      using Wel = detred::welford_accumulator<float>;
+      report("  experiment: logsumexp rows, tiles on", bytes,
+             median_ms([&] { rows_tiles_experiment<Lse, true><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
+      report("  experiment: logsumexp rows, tiles off", bytes,
+             median_ms([&] { rows_tiles_experiment<Lse, false><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
+      using Max = detred::max_accumulator<float>;
+      report("  experiment: max rows, tiles on", bytes,
+             median_ms([&] { rows_tiles_experiment<Max, true><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
+      report("  experiment: max rows, tiles off", bytes,
+             median_ms([&] { rows_tiles_experiment<Max, false><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
+      report("  experiment: welford rows, tiles on", bytes,
+             median_ms([&] { rows_tiles_experiment<Wel, true><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
+      report("  experiment: welford rows, tiles off", bytes,
+             median_ms([&] { rows_tiles_experiment<Wel, false><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
+    }
     for (int threads : {64, 128}) {
       std::snprintf(what, sizeof what, "detred::cuda::row_sum fp32 [%d x %d], %d threads", rows, cols, threads);
       report(what, bytes, median_ms([&] {

@@ -13,6 +13,7 @@
 #include "detred/norms.hpp"
 #include "tests/rows/row_inputs.hpp"
 #include "tests/support/device_array.hpp"
+#include "tests/support/gpu_test.hpp"
 
 namespace {
 using namespace detred;
@@ -89,6 +90,26 @@ TEST(NormsCuda, SameBitsAsTheCpuOverShapesAndLaunches) {
   }
   for (int threads : {32, 64, 128, 256})
     for (int grid : {0, 1, 5, 11}) norms_equal_cpu<bfloat16>(70, 768, {threads, grid});
+}
+
+// The register-resident LayerNorm / RMSNorm kernels (rows of at most 8, 16 or 32 full segments of 32 V elements,
+// 16-byte aligned) against the CPU bits: every capacity, full and partial capacities, with and without a tail (c not
+// a multiple of a segment), and the first shape past them (the streaming kernel), over launch configurations.
+TEST(NormsCuda, RegisterResidentRowsSameBitsAsTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const bool quick = test::gpu_test_quick();  // under compute-sanitizer: fewer shapes, 2 launches
+  for (std::uint64_t c :
+       {8ull, 248ull, 256ull, 264ull, 2048ull, 2056ull, 2304ull, 4096ull, 4352ull, 8192ull, 8200ull, 8448ull}) {
+    if (quick && c != 264 && c != 4352 && c != 8200 && c != 8448) continue;
+    norms_equal_cpu<bfloat16>(19, c, {});
+    norms_equal_cpu<float>(19, c / 2, {});
+  }
+  for (int threads : {32, 96, 256})
+    for (int grid : {0, 1, 3, 7}) {
+      if (quick && !((threads == 32 && grid == 1) || (threads == 256 && grid == 0))) continue;
+      norms_equal_cpu<bfloat16>(41, 4096, {threads, grid});
+      norms_equal_cpu<float>(41, 1032, {threads, grid});
+    }
 }
 
 TEST(NormsCuda, BatchInvariantLayerNorm) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "detred/reduce.hpp"
@@ -86,6 +87,41 @@ TEST(RowsCpu, MeanVarianceAndLogSumExpWithinBoundsOfLongDoubleReferences) {
         << "n = " << n;
     EXPECT_LE(std::fabs(double(lse[r] - l)), 4 * u * depth * std::fabs(double(l)) + 8 * u * depth) << "n = " << n;
   }
+}
+
+// The log-sum-exp merge computes only the scale that is not e^0 (row_accumulators.hpp): the same (m, s) bits as the
+// merge that multiplies both sides by their exp, over random and special states (NaN s compared as NaN).
+TEST(RowsCpu, LogSumExpMergeWithOneExpEqualsTheMergeWithTwo) {
+  const auto two_exp_merge = [](logsumexp_accumulator<float> a, const logsumexp_accumulator<float>& b) {
+    const float big = ieee_maximum(a.m, b.m);
+    if (!is_finite(big))
+      a.s = a.s + b.s;
+    else
+      a.s =
+          a.s * float(specified::exp_double(double(a.m - big))) + b.s * float(specified::exp_double(double(b.m - big)));
+    a.m = big;
+    return a;
+  };
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> ms = {0.0f, -0.0f, 1.0f, -1.0f, 88.0f, -104.0f, 3e38f, -3e38f, inf, -inf, nan, 1e-45f};
+  std::vector<float> ss = {0.0f, 1.0f, 2.0f, 0.5f, 3e38f, inf, 1e-45f, 7.25f};
+  const std::vector<float> rm = test::random_values<float>(4000, 11), rs = test::random_values<float>(4000, 12);
+  for (std::size_t i = 0; i < rm.size(); ++i) ms.push_back(rm[i]), ss.push_back(std::fabs(rs[i]));
+  std::uint64_t checked = 0;
+  for (std::size_t i = 0; i < ms.size(); i += (i < 12 ? 1 : 37))
+    for (std::size_t j = 0; j < ms.size(); j += (j < 12 ? 1 : 41)) {
+      const logsumexp_accumulator<float> a{ms[i], ss[i % ss.size()]}, b{ms[j], ss[(j * 7 + 3) % ss.size()]};
+      logsumexp_accumulator<float> one = a;
+      one.merge(b);
+      const logsumexp_accumulator<float> two = two_exp_merge(a, b);
+      EXPECT_EQ(bits_of(one.m), bits_of(two.m)) << i << " " << j;
+      if (two.s != two.s)
+        EXPECT_NE(one.s, one.s) << i << " " << j;
+      else
+        EXPECT_EQ(bits_of(one.s), bits_of(two.s)) << i << " " << j;
+      ++checked;
+    }
+  EXPECT_GT(checked, 10000u);
 }
 
 TEST(RowsCpu, SpecifiedExpAndLogAreFaithful) {

@@ -70,7 +70,8 @@ struct welford_accumulator {
 };
 
 // log(sum exp(x_i)) in one pass: the state (m, s) stands for e^m * s. Merge: M = maximum(m_a, m_b) and
-// s = s_a e^(m_a - M) + s_b e^(m_b - M), with detred::specified::exp_float (one of the two factors is e^0 = 1 exactly).
+// s = s_a e^(m_a - M) + s_b e^(m_b - M), with detred::specified::exp_float (one of the two factors is e^0 = 1 exactly,
+// and is not computed).
 // When M is -Inf (only -Inf inputs) or not finite the scales are taken as 1 (no Inf - Inf). Empty: (-Inf, 0).
 template <floating_accumulation A>
 struct logsumexp_accumulator {
@@ -81,8 +82,12 @@ struct logsumexp_accumulator {
     const A big = ieee_maximum(m, right.m);
     if (!is_finite(big)) {
       s = s + right.s;
+    } else if (m == big) {
+      // The left scale is e^(m - big) = e^(+-0) = 1 exactly and s * 1 == s: one exp per merge, not two (the same
+      // bits, apart from the payload of a NaN s, which result() canonicalizes).
+      s = s + right.s * A(specified::exp_double(double(right.m - big)));
     } else {
-      s = s * A(specified::exp_double(double(m - big))) + right.s * A(specified::exp_double(double(right.m - big)));
+      s = s * A(specified::exp_double(double(m - big))) + right.s;  // right.m == big: the right scale is 1
     }
     m = big;
   }

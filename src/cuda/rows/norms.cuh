@@ -75,6 +75,99 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// Rows of at most Segs full segments (32 V elements each) plus a tail, 16-byte aligned: the warp loads the row's
+// segments into registers once (Segs 16-byte loads in flight per lane), takes its reductions from there with
+// warp_registers_row_root (the same order, so the same bits, as warp_row_root) and writes the output from there: one
+// read of x from memory instead of three (LayerNorm) or two (RMSNorm). The tail (< 32 V elements) is read from memory.
+template <class T, int Segs>
+__device__ __forceinline__ void load_row_segments(const T* __restrict__ row, int segments, uint4 (&raw)[Segs]) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int s = 0; s < Segs; ++s)
+    if (s < segments) raw[s] = __ldg(reinterpret_cast<const uint4*>(row + (s * 32 + lane) * V));
+}
+
+template <class T, int Segs>
+__global__ void __launch_bounds__(256)
+    layernorm_registers_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+                               std::uint64_t rows, std::uint64_t c, T* __restrict__ out, float* mean, float* rstd,
+                               float eps) {
+  using Acc = plain_accumulator<float>;
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  const int segments = int(c / (32 * V));
+  const std::uint64_t at = std::uint64_t(segments) * 32 * V;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const T* row = x + t * c;
+    uint4 raw[Segs];
+    load_row_segments<T, Segs>(row, segments, raw);
+    const float m = norms::mean_of(warp_registers_row_root<Acc, T, Segs>(raw, row, c, widened_leaf<Acc>{}).result(), c);
+    const float rs = norms::rstd_of(
+        warp_registers_row_root<Acc, T, Segs>(raw, row, c, norms::centered_square_leaf{m}).result(), c, eps);
+    T* o = out + t * c;
+#pragma unroll
+    for (int s = 0; s < Segs; ++s) {
+      if (s < segments) {
+        const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
+        T ex[V], ew[V], eb[V], eo[V];
+        std::memcpy(ex, &raw[s], sizeof(ex));
+        load_vector(w + i, ew), load_vector(b + i, eb);
+#pragma unroll
+        for (int k = 0; k < V; ++k) eo[k] = norms::layernorm_value(ex[k], m, rs, ew[k], eb[k]);
+        store_vector(o + i, eo);
+      }
+    }
+    for (std::uint64_t i = at + lane; i < c; i += 32) o[i] = norms::layernorm_value(row[i], m, rs, w[i], b[i]);
+    if (lane == 0) mean[t] = m, rstd[t] = rs;
+  }
+}
+
+template <class T, int Segs>
+__global__ void __launch_bounds__(256)
+    rmsnorm_registers_kernel(const T* __restrict__ x, const T* __restrict__ w, std::uint64_t rows, std::uint64_t c,
+                             T* __restrict__ out, float* rstd, float eps) {
+  using Acc = plain_accumulator<float>;
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  const int segments = int(c / (32 * V));
+  const std::uint64_t at = std::uint64_t(segments) * 32 * V;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const T* row = x + t * c;
+    uint4 raw[Segs];
+    load_row_segments<T, Segs>(row, segments, raw);
+    const float rs =
+        norms::rstd_of(warp_registers_row_root<Acc, T, Segs>(raw, row, c, norms::square_leaf{}).result(), c, eps);
+    T* o = out + t * c;
+#pragma unroll
+    for (int s = 0; s < Segs; ++s) {
+      if (s < segments) {
+        const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
+        T ex[V], ew[V], eo[V];
+        std::memcpy(ex, &raw[s], sizeof(ex));
+        load_vector(w + i, ew);
+#pragma unroll
+        for (int k = 0; k < V; ++k) eo[k] = norms::rmsnorm_value(ex[k], rs, ew[k]);
+        store_vector(o + i, eo);
+      }
+    }
+    for (std::uint64_t i = at + lane; i < c; i += 32) o[i] = norms::rmsnorm_value(row[i], rs, w[i]);
+    if (lane == 0) rstd[t] = rs;
+  }
+}
+
+// The register-resident kernels' segment capacities: the smallest that holds c's full segments, 0 when none does (the
+// streaming kernels then read the row per pass). 32 segments are 128 registers of row per lane.
+template <class T>
+int register_segments(std::uint64_t c) {
+  const std::uint64_t segments = c / (32 * tile_shape<T>::vector_elements);
+  return segments <= 8 ? 8 : segments <= 16 ? 16 : segments <= 32 ? 32 : 0;
+}
+
 template <class T>
 struct rmsnorm_writer {
   const T *x, *w;
@@ -146,24 +239,29 @@ struct dweight_columns {
   }
 };
 
-template <class T>
-struct softmax_writer {
-  const T* x;
-  T* out;
-  float lse;
-  __device__ void scalar(std::uint64_t i) const { out[i] = norms::softmax_value(x[i], lse); }
-};
-
-template <class T, bool Aligned>
+// Tiles = false when no row reaches a warp tile (causal softmax, T < 4096 fp32 or 8192 bf16): the same bits, without
+// the tile path's registers (210 per thread with it for bf16: one block of 8 warps per multiprocessor, too few to hide
+// the latency of the serial binary64 exp chains). The output loop keeps 4 independent exps in flight per lane.
+template <class T, bool Aligned, bool Tiles>
 __global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, row_shape shape, T* __restrict__ out) {
   using Acc = logsumexp_accumulator<float>;
+  const int lane = threadIdx.x & 31;
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
   for (std::uint64_t r = warp; r < shape.rows; r += warps) {
     const T* row = x + r * shape.stride;
+    T* o = out + r * shape.stride;
     const std::uint64_t n = shape.length(r);
-    const float lse = warp_row_root<Acc, T, Aligned>(row, n, widened_leaf<Acc>{}).result();
-    for_each_element<T, false>(n, softmax_writer<T>{row, out + r * shape.stride, lse});
+    const float lse = warp_row_root<Acc, T, Aligned, widened_leaf<Acc>, Tiles>(row, n, widened_leaf<Acc>{}).result();
+    for (std::uint64_t i0 = std::uint64_t(lane); i0 < n; i0 += 128) {
+      T e[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (i0 + 32 * k < n) e[k] = row[i0 + 32 * k];
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (i0 + 32 * k < n) o[i0 + 32 * k] = norms::softmax_value(e[k], lse);
+    }
   }
 }
 
@@ -192,7 +290,17 @@ void layernorm_forward(const T* d_x, const T* d_weight, const T* d_bias, std::ui
   const unsigned grid = detail::row_grid(rows, launch, threads);
   const bool aligned = detail::rows_aligned<T>(d_x, c) && detail::rows_aligned<T>(d_weight, 0) &&
                        detail::rows_aligned<T>(d_bias, 0) && detail::rows_aligned<T>(d_out, c);
-  if (aligned)
+  const int segs = aligned ? detail::register_segments<T>(c) : 0;
+  if (segs == 8)
+    detail::layernorm_registers_kernel<T, 8>
+        <<<grid, threads, 0, stream>>>(d_x, d_weight, d_bias, rows, c, d_out, d_mean, d_rstd, eps);
+  else if (segs == 16)
+    detail::layernorm_registers_kernel<T, 16>
+        <<<grid, threads, 0, stream>>>(d_x, d_weight, d_bias, rows, c, d_out, d_mean, d_rstd, eps);
+  else if (segs == 32)
+    detail::layernorm_registers_kernel<T, 32>
+        <<<grid, threads, 0, stream>>>(d_x, d_weight, d_bias, rows, c, d_out, d_mean, d_rstd, eps);
+  else if (aligned)
     detail::layernorm_kernel<T, true>
         <<<grid, threads, 0, stream>>>(d_x, d_weight, d_bias, rows, c, d_out, d_mean, d_rstd, eps);
   else
@@ -210,7 +318,14 @@ void rmsnorm_forward(const T* d_x, const T* d_weight, std::uint64_t rows, std::u
   const unsigned grid = detail::row_grid(rows, launch, threads);
   const bool aligned =
       detail::rows_aligned<T>(d_x, c) && detail::rows_aligned<T>(d_weight, 0) && detail::rows_aligned<T>(d_out, c);
-  if (aligned)
+  const int segs = aligned ? detail::register_segments<T>(c) : 0;
+  if (segs == 8)
+    detail::rmsnorm_registers_kernel<T, 8><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
+  else if (segs == 16)
+    detail::rmsnorm_registers_kernel<T, 16><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
+  else if (segs == 32)
+    detail::rmsnorm_registers_kernel<T, 32><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
+  else if (aligned)
     detail::rmsnorm_kernel<T, true><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
   else
     detail::rmsnorm_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
@@ -243,10 +358,12 @@ void softmax_forward(const T* d_x, const row_shape& shape, T* d_out, cudaStream_
   if (shape.rows == 0) return;
   const int threads = launch.block_threads ? launch.block_threads : 256;
   const unsigned grid = detail::row_grid(shape.rows, launch, threads);
-  if (detail::rows_aligned<T>(d_x, shape.stride))
-    detail::softmax_kernel<T, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-  else
-    detail::softmax_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  const bool aligned = detail::rows_aligned<T>(d_x, shape.stride);
+  const bool tiles = shape.cols >= tile_shape<T>::elements || (shape.lengths != nullptr && shape.cols == 0);
+  if (aligned && tiles) detail::softmax_kernel<T, true, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  if (aligned && !tiles) detail::softmax_kernel<T, true, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  if (!aligned && tiles) detail::softmax_kernel<T, false, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  if (!aligned && !tiles) detail::softmax_kernel<T, false, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
   check(cudaGetLastError(), "cuda::softmax_forward");
 }
 

@@ -147,6 +147,24 @@ __device__ __forceinline__ void push_tail_blocks(const T* __restrict__ tail, std
     if ((r >> k) & 1) counter.push(detail::shuffle_from(small[k], r >> lv), k);
 }
 
+// Pushes the root of one full segment (32 lanes x one 16-byte vector, `raw` this lane's, starting at row index
+// `first`): the lane tree, then a 5-level butterfly (lower lanes on the left), at level lane_level + 5.
+template <class Acc, class T, class Leaf>
+__device__ __forceinline__ void push_segment_root(const uint4& raw, std::uint64_t first, const Leaf& leaf,
+                                                  warp_counter<Acc>& counter) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  Acc node[V];
+  vector_leaves<Acc, T>(raw, first + std::uint64_t(lane) * V, leaf, node);
+  Acc v = lane_tree<Acc, V>(node);
+#pragma unroll
+  for (int level = 0; level < 5; ++level) {
+    const Acc other = detail::shuffle_xor(v, 1 << level);
+    v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
+  }
+  counter.push(v, tile_shape<T>::lane_level + 5);
+}
+
 // The canonical root of leaf(row[i], i) for i in [0, n) (Acc{} for n = 0), returned in every lane; all 32 lanes call it
 // with the same row and n. Aligned: row is 16-byte aligned (vector loads). Tiles = false reads every row by segments
 // (the same bits: a tile is 32 segments' complete tree), leaving out the tile path and its 128 registers of loads in
@@ -154,7 +172,6 @@ __device__ __forceinline__ void push_tail_blocks(const T* __restrict__ tail, std
 template <class Acc, class T, bool Aligned, class Leaf, bool Tiles = true>
 __device__ Acc warp_row_root(const T* __restrict__ row, std::uint64_t n, const Leaf& leaf) {
   constexpr int V = tile_shape<T>::vector_elements;
-  constexpr int lv = tile_shape<T>::lane_level;
   constexpr int tile_level = tile_shape<T>::tile_level;
   constexpr std::uint64_t segment = 32 * V;
   const int lane = threadIdx.x & 31;
@@ -172,21 +189,33 @@ __device__ Acc warp_row_root(const T* __restrict__ row, std::uint64_t n, const L
     for (int j = 0; j < 8; ++j)
       if (s0 + j < segments) raw[j] = load_lane_vector<T, Aligned>(row + at + (s0 + j) * segment + lane * V);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      if (s0 + j < segments) {
-        Acc node[V];
-        vector_leaves<Acc, T>(raw[j], at + (s0 + j) * segment + lane * V, leaf, node);
-        Acc v = lane_tree<Acc, V>(node);
-#pragma unroll
-        for (int level = 0; level < 5; ++level) {
-          const Acc other = detail::shuffle_xor(v, 1 << level);
-          v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
-        }
-        counter.push(v, lv + 5);
-      }
-    }
+    for (int j = 0; j < 8; ++j)
+      if (s0 + j < segments) push_segment_root<Acc, T>(raw[j], at + (s0 + j) * segment, leaf, counter);
   }
   at += std::uint64_t(segments) * segment;
+  const int r = int(n - at);
+  if (r > 0) push_tail_blocks<Acc, T>(row + at, at, r, leaf, counter);
+  return counter.fold();
+}
+
+}  // namespace detred::cuda
+
+namespace detred::cuda {
+
+// The canonical root of a row whose full segments the warp already holds in registers: raw[s] is this lane's 16-byte
+// vector of segment s (row + s * 32 V + lane * V) for s < n / (32 V) <= Segs; the tail (n mod 32 V elements) is read
+// from `row`. The same operations in the same order as warp_row_root (a tile is 32 segments' complete tree), so the
+// same bits; what it saves is the reads: a caller that needs the row again (a second reduction, an output) keeps it.
+template <class Acc, class T, int Segs, class Leaf>
+__device__ __forceinline__ Acc warp_registers_row_root(const uint4 (&raw)[Segs], const T* __restrict__ row,
+                                                       std::uint64_t n, const Leaf& leaf) {
+  constexpr std::uint64_t segment = 32 * tile_shape<T>::vector_elements;
+  const int segments = int(n / segment);
+  warp_counter<Acc> counter;
+#pragma unroll
+  for (int s = 0; s < Segs; ++s)
+    if (s < segments) push_segment_root<Acc, T>(raw[s], std::uint64_t(s) * segment, leaf, counter);
+  const std::uint64_t at = std::uint64_t(segments) * segment;
   const int r = int(n - at);
   if (r > 0) push_tail_blocks<Acc, T>(row + at, at, r, leaf, counter);
   return counter.fold();
