@@ -54,8 +54,9 @@ inline constexpr std::size_t generic_arrival_offset = 128;  // workspace header:
 // Engine variants (issue 14's tuning): each changes speed only, never bits (every piece is still an aligned complete
 // subtree, joined in index order). Read from the environment variable DETRED_GENERIC_ENGINE on every call, a comma
 // separated list of key=value modifying the base engine below (the engine as measured in run 3; an empty value gives
-// it unchanged). Unset, the engine is `tuned_generic_engine`: ahead=3,prefold=1,batch=1, the fastest measured on the
-// H100 (session 5: 0.951x CUB for plus<float> and product against 0.938x for the base, median of 5 rounds):
+// it unchanged). Unset, the engine is `tuned_generic_engine` (ahead=3,prefold=1,batch=1, the fastest measured on the
+// H100: session 5, 0.951x CUB for plus<float> and product against 0.938x for the base, median of 5 rounds) for nodes
+// of at most 8 bytes, the base for larger ones:
 //   ahead=2|3|4    passes of loads in flight per warp, one input (two inputs keep one pass each); 4-byte elements on
 //                  the 16-byte vector path only (elsewhere 2);
 //   minblocks=1|3|4  __launch_bounds__ minimum resident blocks of the chunk kernel (1: none given, as in run 3;
@@ -76,9 +77,12 @@ struct generic_engine {
 
 inline constexpr generic_engine tuned_generic_engine{3, 1, true, true, false};
 
-inline generic_engine generic_engine_from_environment(const char* what) {
+// `small_node`: the reduction's node is at most 8 bytes (what the session-5 sweep measured: plus, product, dot). Larger
+// nodes (MSSP's 32 bytes, matrices) keep the base engine when the variable is unset: ahead=3 and the pre-fold cost
+// registers there, unmeasured.
+inline generic_engine generic_engine_from_environment(const char* what, bool small_node) {
   const char* env = std::getenv("DETRED_GENERIC_ENGINE");
-  if (env == nullptr) return tuned_generic_engine;
+  if (env == nullptr) return small_node ? tuned_generic_engine : generic_engine{};
   generic_engine e;
   const std::string s(env);
   std::size_t at = 0;
@@ -497,7 +501,7 @@ void transform_reduce_finalized(const X* d_x, const Y* d_y, std::uint64_t n, Out
   plan.remainder_count = int(n - plan.remainder_first);
   const std::uint64_t items = plan.full_chunks + std::uint64_t(plan.tail_tiles);
 
-  const detail::generic_engine engine = detail::generic_engine_from_environment(what);
+  const detail::generic_engine engine = detail::generic_engine_from_environment(what, sizeof(Node) <= 8);
   const int warps_per_block_int = block_threads / 32;
   if (engine.prefold && (warps_per_block_int & (warps_per_block_int - 1)) == 0)
     while ((1 << plan.group_level) < warps_per_block_int) ++plan.group_level;
