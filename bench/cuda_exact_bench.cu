@@ -105,12 +105,10 @@ std::uint64_t raw(T x) {
 // two algorithms on every data set; for binary64 the window's other tunings.
 namespace dd = detred::cuda::detail;
 template <class T>
-using variants =
-    std::conditional_t<std::same_as<T, double>,
-                       std::tuple<dd::exact_tuning_of<T, 16, 1, false>, dd::exact_tuning_of<T, 16, 1, true>>,
-                       std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>,
-                                  dd::exact_bins_tuning<T, 2>, dd::exact_bins_tuning<T, 4>,
-                                  dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;
+using variants = std::conditional_t<
+    std::same_as<T, double>, std::tuple<dd::exact_tuning_of<T, 16, 1, false>, dd::exact_tuning_of<T, 16, 1, true>>,
+    std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
+               dd::exact_bins_tuning<T, 4>, dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;
 
 template <class A, class T>
 bool run(const char* tname, int reps, bool with_variants) {

@@ -192,9 +192,10 @@ int engine_sweep(int rounds, float* xf, float* yf, std::size_t nf, float* of, vo
           cub::DeviceReduce::TransformReduce(cub_tmp, tb, thrust::make_zip_iterator(xf, yf), of, nf, plus_f{},
                                              dot_f32{}, 0.0f);
         }) / 1e6};
-    std::printf("engine-sweep round %d: cub sum %.1f GB/s, cub reduce(multiplies) %.1f, cub transform_reduce(dot) "
-                "%.1f\n",
-                round, cub[0], cub[1], cub[2]);
+    std::printf(
+        "engine-sweep round %d: cub sum %.1f GB/s, cub reduce(multiplies) %.1f, cub transform_reduce(dot) "
+        "%.1f\n",
+        round, cub[0], cub[1], cub[2]);
     for (const std::string& v : variants) {
       setenv("DETRED_GENERIC_ENGINE", v.c_str(), 1);
       const std::function<void()> calls[3] = {
@@ -218,9 +219,10 @@ int engine_sweep(int rounds, float* xf, float* yf, std::size_t nf, float* of, vo
     }
   }
   unsetenv("DETRED_GENERIC_ENGINE");
-  std::printf("engine-sweep summary: median over %d rounds of the ratio to CUB in the same round (plus: CUB Sum, "
-              "product: CUB Reduce(multiplies), dot: CUB TransformReduce); bit mismatches: %d\n",
-              rounds, mismatches);
+  std::printf(
+      "engine-sweep summary: median over %d rounds of the ratio to CUB in the same round (plus: CUB Sum, "
+      "product: CUB Reduce(multiplies), dot: CUB TransformReduce); bit mismatches: %d\n",
+      rounds, mismatches);
   for (std::size_t i = 0; i + 1 < variants.size(); ++i) {  // the last is the default again, merged with the first
     const std::string& v = variants[i];
     std::printf("  %-40s", ("engine='" + v + "'").c_str());

@@ -47,8 +47,8 @@ namespace detail {
 
 inline constexpr int generic_max_block_threads = 256;
 inline constexpr int generic_finish_threads = 256;
-inline constexpr std::size_t generic_header_bytes = 256;  // workspace: a result slot, then the roots
-inline constexpr int generic_counter_levels = 7;          // passes per chunk: at most 16 tiles x 8 passes
+inline constexpr std::size_t generic_header_bytes = 256;    // workspace: a result slot, then the roots
+inline constexpr int generic_counter_levels = 7;            // passes per chunk: at most 16 tiles x 8 passes
 inline constexpr std::size_t generic_arrival_offset = 128;  // workspace header: the single pass's arrival word
 
 // Engine variants (issue 14's tuning): each changes speed only, never bits (every piece is still an aligned complete
@@ -109,9 +109,10 @@ inline generic_engine generic_engine_from_environment(const char* what, bool sma
       detred::detail::throw_invalid(what, "DETRED_GENERIC_ENGINE: unknown or out-of-range item '" + item + "'");
   }
   if ((e.single && (e.ahead != 2 || e.min_blocks != 1)) || (e.min_blocks != 1 && e.ahead != 2))
-    detred::detail::throw_invalid(what, "DETRED_GENERIC_ENGINE: single=1 and minblocks=3|4 need ahead=2, and not "
-                                        "each other (the kernels instantiated; ptxas: minblocks=4 with ahead=3 or 4 "
-                                        "spilled 0.6-0.9 KB)");
+    detred::detail::throw_invalid(what,
+                                  "DETRED_GENERIC_ENGINE: single=1 and minblocks=3|4 need ahead=2, and not "
+                                  "each other (the kernels instantiated; ptxas: minblocks=4 with ahead=3 or 4 "
+                                  "spilled 0.6-0.9 KB)");
   return e;
 }
 
@@ -257,8 +258,8 @@ struct generic_plan {
   // Pre-fold (generic_engine::prefold): the full chunks [g 2^group_level, (g + 1) 2^group_level) of each complete
   // group g < full_chunks >> group_level have one root, at roots[g << group_level]; 0: every chunk has its own.
   int group_level;
-  bool batch;                        // the finishing fold loads 8 roots at a time
-  unsigned long long* arrivals;      // single pass: the arrival word (null: a finishing kernel runs)
+  bool batch;                    // the finishing fold loads 8 roots at a time
+  unsigned long long* arrivals;  // single pass: the arrival word (null: a finishing kernel runs)
 };
 
 // The single pass's arrival count (the scheme of src/cuda/sum's arrive_last): the word rests at (tag, 0) between
@@ -394,8 +395,8 @@ __global__ void __launch_bounds__(generic_max_block_threads)
 template <class Node, class X, class Y, int UnitBytes, int Ahead, int MinBlocks, bool Single, bool Prefold, class Out,
           class Map, class Op, class Finalize>
 __global__ void __launch_bounds__(generic_max_block_threads, MinBlocks)
-    generic_chunk_kernel_bounded(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op,
-                                 Finalize finalize, Out* out) {
+    generic_chunk_kernel_bounded(generic_plan<Node, X, Y> plan, std::uint64_t items, Map map, Op op, Finalize finalize,
+                                 Out* out) {
   generic_chunk_body<Node, X, Y, UnitBytes, Ahead, Single, Prefold>(plan, items, map, op, finalize, out);
 }
 

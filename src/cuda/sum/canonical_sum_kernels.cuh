@@ -188,8 +188,8 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   constexpr std::uint64_t tile = tile_shape<T>::elements;
   const bool aligned = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
   auto kernel = aligned ? chunk_roots_kernel<Acc, T, true> : chunk_roots_kernel<Acc, T, false>;
-  auto spread_kernel = aligned ? chunk_roots_kernel<Acc, T, true, spread_threads>
-                               : chunk_roots_kernel<Acc, T, false, spread_threads>;
+  auto spread_kernel =
+      aligned ? chunk_roots_kernel<Acc, T, true, spread_threads> : chunk_roots_kernel<Acc, T, false, spread_threads>;
   const device_facts facts = facts_for(kernel, chosen_block_threads(requested));
   launch_config c = choose_launch_config(requested, n, tile, facts);
   if (spread_small_input(requested, c, n, tile, facts))
