@@ -209,8 +209,25 @@ namespace detred::cuda {
 template <class Acc, class T, int Segs, class Leaf>
 __device__ __forceinline__ Acc warp_registers_row_root(const uint4 (&raw)[Segs], const T* __restrict__ row,
                                                        std::uint64_t n, const Leaf& leaf) {
-  constexpr std::uint64_t segment = 32 * tile_shape<T>::vector_elements;
+  constexpr int V = tile_shape<T>::vector_elements;
+  constexpr std::uint64_t segment = 32 * V;
   const int segments = int(n / segment);
+  if constexpr (Segs == 8 || Segs == 16 || Segs == 32) {
+    // A row of exactly Segs segments is one complete tree of Segs x 32 lane vectors (the counter would merge the
+    // segment roots pairwise into it): the transpose-reduction computes the same nodes with Segs + 4
+    // shuffles instead of 5 per segment plus the counter's carries.
+    if (n == std::uint64_t(Segs) * segment) {
+      const int lane = threadIdx.x & 31;
+      Acc v[Segs];
+#pragma unroll
+      for (int s = 0; s < Segs; ++s) {
+        Acc node[V];
+        vector_leaves<Acc, T>(raw[s], std::uint64_t(s) * segment + std::uint64_t(lane) * V, leaf, node);
+        v[s] = lane_tree<Acc, V>(node);
+      }
+      return warp_rows_root<Segs>(v);
+    }
+  }
   warp_counter<Acc> counter;
 #pragma unroll
   for (int s = 0; s < Segs; ++s)

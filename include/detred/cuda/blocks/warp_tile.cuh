@@ -125,25 +125,25 @@ __device__ __forceinline__ void transpose_step(Acc (&v)[Rows], int lane) {
 }
 }  // namespace detail
 
-// Root of a pass of Rows (32 or 16) rows from its row values per lane (v[row] = the lane's vector root in that row):
-// a transpose-reduction across lanes, then a butterfly over the row roots. With 32 rows, 5 transpose steps leave lane l
-// with row bitreverse5(l); with 16 rows, 4 steps leave lanes l and l ^ 16 with the two halves of row
-// bitreverse4(l & 15), which one more exchange joins (the lower lanes' half on the left). Returned in every lane.
+// Root of a pass of Rows (8, 16 or 32) rows from its row values per lane (v[row] = the lane's vector root in that row):
+// a transpose-reduction across lanes, then a butterfly over the row roots. log2(Rows) transpose steps leave lane l
+// with the root of row bitreverse(l mod Rows) over its aligned group of Rows lanes; with fewer than 32 rows, the groups
+// are then joined by exchanges over the remaining lane bits (lower lanes' part on the left), so every lane holds a
+// complete tree over all 32 lanes of its row. Returned in every lane.
 template <int Rows, class Acc>
 __device__ __forceinline__ Acc warp_rows_root(Acc (&v)[Rows]) {
-  static_assert(Rows == 32 || Rows == 16);
+  static_assert(Rows == 32 || Rows == 16 || Rows == 8);
   const int lane = threadIdx.x & 31;
   detail::transpose_step<0>(v, lane);
   detail::transpose_step<1>(v, lane);
   detail::transpose_step<2>(v, lane);
-  detail::transpose_step<3>(v, lane);
-  Acc root;
-  if constexpr (Rows == 32) {
-    detail::transpose_step<4>(v, lane);
-    root = v[0];
-  } else {
-    const Acc other = detail::shuffle_xor(v[0], 16);
-    root = (lane & 16) ? detail::merged(other, v[0]) : detail::merged(v[0], other);
+  if constexpr (Rows >= 16) detail::transpose_step<3>(v, lane);
+  if constexpr (Rows == 32) detail::transpose_step<4>(v, lane);
+  Acc root = v[0];
+#pragma unroll
+  for (int mask = Rows; mask < 32; mask *= 2) {
+    const Acc other = detail::shuffle_xor(root, mask);
+    root = (lane & mask) ? detail::merged(other, root) : detail::merged(root, other);
   }
   // Sibling rows 2j, 2j+1 sit in lanes that differ in the highest row-index lane bit, then the next, ...
 #pragma unroll
