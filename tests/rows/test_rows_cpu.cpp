@@ -33,7 +33,9 @@ void expect_row_sums_match_detred_sum(bool specials) {
     const std::size_t n = std::size_t(lengths[r]);
     EXPECT_EQ(bits_of(plain[r]), bits_of(detred::sum<float>(row, n, sum_method::tree))) << "n = " << n;
     EXPECT_EQ(bits_of(comp[r]), bits_of(detred::sum<float>(row, n, sum_method::tree_neumaier))) << "n = " << n;
-    if (n > 0) EXPECT_EQ(bits_of(mx[r]), bits_of(widen<float>(detred::max(row, n)))) << "n = " << n;
+    if (n > 0) {
+      EXPECT_EQ(bits_of(mx[r]), bits_of(widen<float>(detred::max(row, n)))) << "n = " << n;
+    }
   }
 }
 
@@ -122,6 +124,32 @@ TEST(RowsCpu, LogSumExpMergeWithOneExpEqualsTheMergeWithTwo) {
       ++checked;
     }
   EXPECT_GT(checked, 10000u);
+}
+
+// exp_float_fast is exp_float, bit for bit: a sample of the fast range, the range's edges, the special values, and
+// neighbourhoods of the points where its reduction changes table entry (k ln2 / 64) and of binade edges. The GPU
+// test (test_specified_exp_cuda) checks every binary32 in the fast range.
+TEST(RowsCpu, FastExpHasTheSpecifiedBits) {
+  auto same = [](float x) {
+    const float fast = specified::exp_float_fast(x), reference = specified::exp_float(x);
+    EXPECT_EQ(bits_of(fast), bits_of(reference)) << std::hexfloat << x;
+  };
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-90.0, 90.0);
+  for (int i = 0; i < 1000000; ++i) same(float(u(rng)));
+  std::uniform_int_distribution<std::uint32_t> bits(0, 0xffffffffu);  // every exponent, both signs
+  for (int i = 0; i < 200000; ++i) same(detred::bit_cast<float>(bits(rng)));
+  for (float x : {0.0f, -0.0f, 1.0f, -1.0f, -87.0f, 88.0f, -87.5f, 88.5f, 88.72283f, 88.7229f, -103.97f, -104.0f,
+                  -149.0f, 1e-30f, -1e-30f, 1e-45f, INFINITY, -INFINITY, NAN})
+    same(x);
+  for (int k = -8100; k <= 8200; ++k) {
+    float x = float(double(k) * 0.693147180559945309417 / 64.0);
+    for (int step = 0; step < 40; ++step) same(x), x = std::nextafter(x, INFINITY);
+  }
+  for (int e = -126; e <= 127; ++e) {
+    float x = float(double(e) * 0.693147180559945309417);
+    for (int step = 0; step < 40; ++step) same(x), x = std::nextafter(x, -INFINITY);
+  }
 }
 
 TEST(RowsCpu, SpecifiedExpAndLogAreFaithful) {

@@ -80,7 +80,7 @@ constexpr DETRED_HD float rmsnorm_dweight_leaf(T dy, T x, float rstd) {
 // Softmax: exp(x - lse), lse the row's log-sum-exp (one pass); NaN (canonical) where that is NaN.
 template <class T>
 constexpr DETRED_HD T softmax_value(T x, float lse) {
-  return from_float<T>(canonicalize_nan(specified::exp_float(widen<float>(x) - lse)));
+  return from_float<T>(canonicalize_nan(specified::exp_float_fast(widen<float>(x) - lse)));
 }
 
 }  // namespace detred::norms

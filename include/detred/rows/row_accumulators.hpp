@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "detred/config.hpp"
 #include "detred/rows/specified_math.hpp"
@@ -78,16 +79,23 @@ struct logsumexp_accumulator {
   using value_type = A;
   A m = minus_infinity<A>(), s = A(0);
   static constexpr DETRED_HD logsumexp_accumulator from_value(A x) { return {x, A(1)}; }
-  constexpr DETRED_HD void merge(const logsumexp_accumulator& right) {
+  // e^d as A: A(exp_double(d)); for binary32 that is exp_float(d), computed by exp_float_fast (the same bits).
+  static DETRED_HD A scale(A d) {
+    if constexpr (std::is_same_v<A, float>)
+      return specified::exp_float_fast(d);
+    else
+      return A(specified::exp_double(double(d)));
+  }
+  DETRED_HD void merge(const logsumexp_accumulator& right) {
     const A big = ieee_maximum(m, right.m);
     if (!is_finite(big)) {
       s = s + right.s;
     } else if (m == big) {
       // The left scale is e^(m - big) = e^(+-0) = 1 exactly and s * 1 == s: one exp per merge, not two (the same
       // bits, apart from the payload of a NaN s, which result() canonicalizes).
-      s = s + right.s * A(specified::exp_double(double(right.m - big)));
+      s = s + right.s * scale(right.m - big);
     } else {
-      s = s * A(specified::exp_double(double(m - big))) + right.s;  // right.m == big: the right scale is 1
+      s = s * scale(m - big) + right.s;  // right.m == big: the right scale is 1
     }
     m = big;
   }
