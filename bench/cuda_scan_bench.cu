@@ -286,7 +286,7 @@ int main(int argc, char** argv) {
     const int sms = prof.multiprocessors > 0 ? prof.multiprocessors : 132;
     const std::vector<int> distances{sms, 2 * sms, 4 * sms, 8 * sms};
     const auto big_candidates = [&](const std::vector<std::pair<int, int>>& shapes) {
-      std::vector<scan_candidate> cs{{"default", "", {}}};
+      std::vector<scan_candidate> cs{{"default", "", {}}, {"default, init kernel_early", "scan.init=kernel_early", {}}};
       for (auto [t, i] : shapes) {
         cs.push_back({shape(t, i), "", scan_launch_config{t, i}});
         for (int dist : distances)

@@ -201,16 +201,17 @@ __device__ __forceinline__ Acc warp_chunk_root(const T* __restrict__ chunk, int 
   for (int row = 0; row < Rows; ++row) raw[row] = load_lane_vector<T, Aligned>(chunk + (row * 32 + lane) * V);
 #pragma unroll 1
   for (int p = 0; p < passes; ++p) {
+    if constexpr (Prefetch) {
+      // Here, before the pass's row values exist, the prefetch's address costs the fewest live registers.
+      const int ahead = p + 1 + prefetch_passes;
+      if (lane == 0 && prefetch_passes > 0 && ahead < passes)
+        prefetch_l2_bulk(chunk + ahead * pass_elements, pass_bytes);
+    }
     Acc v[Rows];
 #pragma unroll
     for (int row = 0; row < Rows; ++row) v[row] = lane_vector_root<Acc, T>(raw[row]);
     if (p + 1 < passes) {
       const T* next = chunk + (p + 1) * pass_elements;
-      if constexpr (Prefetch) {
-        const int ahead = p + 1 + prefetch_passes;
-        if (lane == 0 && prefetch_passes > 0 && ahead < passes)
-          prefetch_l2_bulk(chunk + ahead * pass_elements, pass_bytes);
-      }
 #pragma unroll
       for (int row = 0; row < Rows; ++row) raw[row] = load_lane_vector<T, Aligned>(next + (row * 32 + lane) * V);
     }
