@@ -8,7 +8,12 @@
 // Bars: canonical sum and CUB at n = 2^16 and 2^20, fp32 and fp64, both ways: "single" (one call between two events,
 // median of 30) and "back-to-back" (100 calls between two events, per call, median of 15); and 1 GiB (median of 30).
 // The read ceiling (a vectorised read of the same 1 GiB) is measured in the same run.
-//   usage: baselines_bench [table|bars|all]   (default all)
+// Tune (issue 15, for a per-device default): the canonical sum's launch candidates (tiles per chunk, block threads,
+// grid, spread, rows per pass, L2 prefetch distance, two-pass; src/cuda/common/device_tuning.hpp) beside the default
+// and CUB, fp32 and fp64, at 2^16 and 2^20 (100 back-to-back calls per timing) and 1 GiB (one call per timing); the
+// candidates and CUB take turns in every round (drift hits them alike), medians over the rounds; every candidate's
+// result bits compared with the default's (the program exits 1 if any differ).
+//   usage: baselines_bench [table|bars|tune|all] [rounds]   (default all: bars and table; tune: 25 rounds)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,6 +30,8 @@
 #include "detred/baselines/gpu.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
+#include "src/cuda/common/device_tuning.hpp"
+#include "src/cuda/common/launch_policy.hpp"
 
 namespace {
 using detred::cuda::check;
@@ -114,8 +121,9 @@ struct setup {
     std::memcpy(&b, &r, sizeof(T));
     return b;
   }
-  std::function<void()> canonical(std::uint64_t n) {
-    return [this, n] { detred::cuda::sum(in, n, out, ws, ws_bytes, nullptr); };
+  std::function<void()> canonical(std::uint64_t n, detred::cuda::launch_config config = {}) {
+    return
+        [this, n, config] { detred::cuda::sum(in, n, out, ws, ws_bytes, nullptr, detred::sum_method::tree, config); };
   }
   std::function<void()> cub_sum(std::uint64_t n) {
     return [this, n] {
@@ -167,15 +175,18 @@ void bars(timer& tm, double ceiling) {
   for (std::uint64_t n : {std::uint64_t{1} << 16, std::uint64_t{1} << 20, big}) {
     const bool large = n == big;
     const int reps = large ? 30 : 15, calls = large ? 1 : 100;
+    // The two-kernel path: sum.two_pass (DETRED_CUDA_SUM_TWO_PASS=1 is read once per process, so it is set here
+    // through the tuning overrides).
+    const auto two_pass = [](bool on) { detred::cuda::detail::set_tuning_overrides(on ? "sum.two_pass=1" : ""); };
     const double u100 = tm.median(s.cub_sum(n), reps, calls);
     const double c100 = tm.median(s.canonical(n), reps, calls);
-    setenv("DETRED_CUDA_SUM_TWO_PASS", "1", 1);
+    two_pass(true);
     const double t100 = tm.median(s.canonical(n), reps, calls);
-    unsetenv("DETRED_CUDA_SUM_TWO_PASS");
+    two_pass(false);
     const std::uint64_t single_pass_bits = (s.canonical(n)(), check(cudaDeviceSynchronize(), "s"), s.result_bits());
-    setenv("DETRED_CUDA_SUM_TWO_PASS", "1", 1);
+    two_pass(true);
     const std::uint64_t two_pass_bits = (s.canonical(n)(), check(cudaDeviceSynchronize(), "s"), s.result_bits());
-    unsetenv("DETRED_CUDA_SUM_TWO_PASS");
+    two_pass(false);
     if (large) {
       std::printf(
           "bar %s 1 GiB (single call, median of 30): CUB %.0f GB/s; detred single pass %.0f GB/s (%.4fx CUB, "
@@ -193,6 +204,143 @@ void bars(timer& tm, double ceiling) {
     }
     std::fflush(stdout);
   }
+}
+
+// One launch candidate of the tune mode: tuning overrides (device_tuning.hpp syntax) and a launch_config.
+struct candidate {
+  std::string name, overrides;
+  detred::cuda::launch_config config;
+};
+
+void use_overrides(const std::string& spec) {
+  if (!detred::cuda::detail::set_tuning_overrides(spec.c_str())) {
+    std::fprintf(stderr, "bad tuning overrides: %s\n", spec.c_str());
+    std::exit(2);
+  }
+}
+
+// Medians (seconds per call) of `rounds` timings of `calls` back-to-back calls of each function; in every round each
+// function is timed once, in turn, after one untimed call (which also takes the host's one-off costs of a changed
+// tuning out of the timed window). before(i) runs before function i's untimed call.
+std::vector<double> interleaved_medians(timer& tm, const std::vector<std::function<void()>>& fs, int rounds, int calls,
+                                        const std::function<void(std::size_t)>& before) {
+  std::vector<std::vector<double>> t(fs.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < fs.size(); ++i) {
+      before(i);
+      fs[i]();
+      check(cudaEventRecord(tm.a), "record");
+      for (int c = 0; c < calls; ++c) fs[i]();
+      check(cudaEventRecord(tm.b), "record");
+      check(cudaEventSynchronize(tm.b), "sync");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, tm.a, tm.b), "elapsed");
+      t[i].push_back(double(ms) / 1e3 / calls);
+    }
+  std::vector<double> medians;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    medians.push_back(v[v.size() / 2]);
+  }
+  return medians;
+}
+
+// The policy's shape for a candidate (block threads x blocks, tiles per chunk, chunks + tail tiles), assuming one
+// resident block per SM (the fp32 / fp64 chunk kernels use 154-160 registers at 256 threads; an estimate for the
+// label only, the library asks the occupancy API).
+template <class T>
+std::string shape_label(std::uint64_t n, const candidate& c, int sms) {
+  namespace d = detred::cuda::detail;
+  constexpr std::uint64_t tile = 16 / sizeof(T) * 1024;
+  const d::sum_tuning tuning = d::parse_tuning_overrides(d::current_tuning(), c.overrides).tuning.sum;
+  const d::device_facts facts{sms, 1};
+  detred::cuda::launch_config l = d::choose_launch_config(c.config, n, tile, facts, tuning);
+  if (d::spread_small_input(c.config, l, n, tile, facts, tuning))
+    l = d::choose_launch_config(d::with_block_threads(c.config, 32), n, tile, facts, tuning);
+  const std::uint64_t chunk = tile * std::uint64_t(l.tiles_per_chunk), items = n / chunk + (n % chunk) / tile;
+  const std::uint64_t wpb = std::uint64_t(l.block_threads / 32), useful = (items + wpb - 1) / wpb;
+  const std::uint64_t grid = useful < std::uint64_t(l.grid_blocks) ? useful : std::uint64_t(l.grid_blocks);
+  return std::to_string(l.block_threads) + "x" + std::to_string(grid) + " t" + std::to_string(l.tiles_per_chunk) +
+         " i" + std::to_string(items);
+}
+
+// The tune mode for one type: small-n candidates back to back, then 1 GiB candidates. Returns whether every
+// candidate gave the default's bits.
+template <class T>
+bool tune(timer& tm, double ceiling, int sms, int rounds) {
+  using detred::cuda::launch_config;
+  setup<T> s;
+  const bool f64 = sizeof(T) == 8;
+  const std::string alt_rows = f64 ? "sum.rows=32" : "sum.rows=16";  // the type's other pass height
+  const std::vector<candidate> small = {
+      {"default", "", {}},
+      {"spread off (256 threads)", "sum.spread=0", {}},
+      {"block 32 (forced)", "", launch_config{32, 0, 0}},
+      {"block 64 (two-pass)", "", launch_config{64, 0, 0}},
+      {"block 128 (two-pass)", "", launch_config{128, 0, 0}},
+      {"tiles 2", "", launch_config{0, 0, 2}},
+      {"tiles 4", "", launch_config{0, 0, 4}},
+      {"prefetch 1", "sum.prefetch=1", {}},
+      {"prefetch 2", "sum.prefetch=2", {}},
+      {"prefetch all", "sum.prefetch=64", {}},
+      {alt_rows, alt_rows, {}},
+      {alt_rows + ", prefetch 1", alt_rows + ",sum.prefetch=1", {}},
+      {alt_rows + ", tiles 2", alt_rows, launch_config{0, 0, 2}},
+      {"tiles 2, prefetch all", "sum.prefetch=64", launch_config{0, 0, 2}},
+      {"two-pass", "sum.two_pass=1", {}},
+  };
+  const std::vector<candidate> large = {
+      {"default", "", {}},
+      {"tiles 8", "", launch_config{0, 0, 8}},
+      {"tiles 4", "", launch_config{0, 0, 4}},
+      {"tiles 2", "", launch_config{0, 0, 2}},
+      {"max tiles 8 (policy)", "sum.max_tiles=8", {}},
+      {"grid 1/SM (grid-stride)", "sum.grid_per_sm=1", {}},
+      {"grid 2/SM (grid-stride)", "sum.grid_per_sm=2", {}},
+      {"grid 2/SM, tiles 4", "sum.grid_per_sm=2", launch_config{0, 0, 4}},
+      {"block 128 (two-pass)", "", launch_config{128, 0, 0}},
+      {"block 128, tiles 8 (two-pass)", "", launch_config{128, 0, 8}},
+      {"two-pass", "sum.two_pass=1", {}},
+      {"prefetch 1", "sum.prefetch=1", {}},
+      {"prefetch 2", "sum.prefetch=2", {}},
+      {"prefetch 4", "sum.prefetch=4", {}},
+      {"prefetch all", "sum.prefetch=64", {}},
+      {alt_rows, alt_rows, {}},
+      {alt_rows + ", prefetch 1", alt_rows + ",sum.prefetch=1", {}},
+      {alt_rows + ", prefetch 2", alt_rows + ",sum.prefetch=2", {}},
+      {alt_rows + ", tiles 8", alt_rows, launch_config{0, 0, 8}},
+      {"tiles 8, prefetch 2", "sum.prefetch=2", launch_config{0, 0, 8}},
+      {"tiles 4, prefetch 2", "sum.prefetch=2", launch_config{0, 0, 4}},
+  };
+  bool all_same = true;
+  const auto run = [&](std::uint64_t n, const std::vector<candidate>& cs, int calls, const char* label) {
+    std::vector<std::function<void()>> fs{s.cub_sum(n)};
+    for (const candidate& c : cs) fs.push_back(s.canonical(n, c.config));
+    const auto before = [&](std::size_t i) { use_overrides(i == 0 ? std::string() : cs[i - 1].overrides); };
+    const std::vector<double> t = interleaved_medians(tm, fs, rounds, calls, before);
+    std::uint64_t reference = 0;
+    const double bytes = double(n) * sizeof(T);
+    std::printf("| %s | %s | cub::DeviceReduce::Sum | - | %.2f | %.0f | 1.000 | %.3f | - |\n", type_name(sizeof(T)),
+                label, t[0] * 1e6, bytes / t[0] / 1e9, bytes / t[0] / 1e9 / ceiling);
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      use_overrides(cs[i].overrides);
+      check(cudaMemset(s.out, 0xff, sizeof(T)), "memset");
+      s.canonical(n, cs[i].config)();
+      check(cudaDeviceSynchronize(), "sync");
+      const std::uint64_t bits = s.result_bits();
+      if (i == 0) reference = bits;
+      all_same = all_same && bits == reference;
+      std::printf("| %s | %s | %s | %s | %.2f | %.0f | %.4f | %.3f | %s |\n", type_name(sizeof(T)), label,
+                  cs[i].name.c_str(), shape_label<T>(n, cs[i], sms).c_str(), t[i + 1] * 1e6, bytes / t[i + 1] / 1e9,
+                  t[0] / t[i + 1], bytes / t[i + 1] / 1e9 / ceiling, bits == reference ? "same" : "DIFFERENT");
+    }
+    use_overrides("");
+    std::fflush(stdout);
+  };
+  run(std::uint64_t{1} << 16, small, 100, "2^16 b2b");
+  run(std::uint64_t{1} << 20, small, 100, "2^20 b2b");
+  run(kBytes / sizeof(T), large, 1, "1 GiB");
+  return all_same;
 }
 
 }  // namespace
@@ -217,6 +365,28 @@ int main(int argc, char** argv) {
   if (mode == "bars" || mode == "all") {
     bars<float>(tm, ceiling);
     bars<double>(tm, ceiling);
+  }
+  if (mode == "tune") {
+    namespace d = detred::cuda::detail;
+    const d::device_profile prof = d::current_device_profile();
+    const double peak = d::peak_dram_gb_per_s(prof);
+    std::printf(
+        "profile: %d SMs, L2 %zu MB, memory clock %d kHz x %d bit = peak %.0f GB/s (%.1f GB/s per SM): class %s\n",
+        prof.multiprocessors, prof.l2_bytes >> 20, prof.memory_clock_khz, prof.memory_bus_bits, peak,
+        prof.multiprocessors ? peak / prof.multiprocessors : 0.0, d::to_string(d::classify(prof)));
+    const int rounds = argc > 2 ? std::atoi(argv[2]) : 25;
+    std::printf(
+        "tune: medians of %d interleaved rounds; b2b rows: 100 back-to-back calls per timing, us per call; 1 GiB rows: "
+        "one call per timing. Columns: us, GB/s, CUB time / time (> 1: faster than CUB), of the read ceiling, bits "
+        "against the default's. shape: block threads x blocks, tiles per chunk, items (policy estimate at 1 "
+        "block/SM).\n",
+        rounds);
+    std::printf("| type | case | candidate | shape | us | GB/s | CUB time / time | of ceiling | bits |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+    bool same = tune<float>(tm, ceiling, p.multiProcessorCount, rounds);
+    same = tune<double>(tm, ceiling, p.multiProcessorCount, rounds) && same;
+    std::printf("bits identical to the default's for every candidate: %s\n", same ? "yes" : "NO");
+    return same ? 0 : 1;
   }
   if (mode == "table" || mode == "all") {
     std::printf("| type | n | algorithm | guarantee | median us (single call) | GB/s | CUB time / time | distinct |\n");

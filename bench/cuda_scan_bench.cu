@@ -2,6 +2,12 @@
 // copy bandwidth, all in this one program (docs/PERFORMANCE.md, "GPU scans"). Medians of CUDA-event timings.
 //   bench_cuda_scan [reps]      (default 30)
 //   bench_cuda_scan 1 profile   one fp32 1 GiB call of detred's scan and one of CUB's (for ncu -k ... -c 1)
+//   bench_cuda_scan R tune      issue 16's candidates (src/cuda/common/device_tuning.hpp): the affine-map scan and the
+//                               fp32 / fp64 sums at 1 GiB over tile shapes (256 x 32 for 8-byte values through dynamic
+//                               shared memory) and L2 prefetch distances, against copy and CUB; fp32 at 2^20 and 2^16
+//                               per call (100 back-to-back calls) over shapes and look-back flag clearing. Candidates,
+//                               copy and CUB take turns in each of R rounds (medians); every candidate's output is
+//                               compared on the GPU, word for word, with the default's (exit 1 if any differ).
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
@@ -20,6 +26,7 @@
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.cuh"
 #include "detred/cuda/scan.hpp"
+#include "src/cuda/common/device_tuning.hpp"
 
 namespace {
 using detred::cuda::check;
@@ -87,6 +94,60 @@ std::uint64_t hash_bytes(const void* d, std::size_t bytes) {
   std::uint64_t s = 1469598103934665603ull;
   for (auto v : h) s = (s ^ v) * 1099511628211ull;
   return s;
+}
+
+// Counts the 32-bit words where a and b differ (bitwise comparison of two outputs on the GPU).
+__global__ void count_differences(const unsigned* a, const unsigned* b, std::uint64_t words,
+                                  unsigned long long* differences) {
+  unsigned long long local = 0;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < words;
+       i += std::uint64_t(gridDim.x) * blockDim.x)
+    local += a[i] != b[i];
+  if (local) atomicAdd(differences, local);
+}
+
+// One candidate of the tune mode: a launch shape (0 x 0: the default) and tuning overrides (device_tuning.hpp).
+struct scan_candidate {
+  std::string name, overrides;
+  detred::cuda::scan_launch_config config;
+};
+
+void use_overrides(const std::string& spec) {
+  if (!detred::cuda::detail::set_tuning_overrides(spec.c_str())) {
+    std::fprintf(stderr, "bad tuning overrides: %s\n", spec.c_str());
+    std::exit(2);
+  }
+}
+
+// Medians (ms per call) of `rounds` timings of `calls` back-to-back calls of each function; in every round each
+// function is timed once, in turn, after before(i) and one untimed call (the host's one-off costs of a changed tuning
+// stay out of the timed window).
+std::vector<double> interleaved_ms(const std::vector<std::function<void()>>& fs, int rounds, int calls,
+                                   const std::function<void(std::size_t)>& before) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  std::vector<std::vector<double>> t(fs.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < fs.size(); ++i) {
+      before(i);
+      fs[i]();
+      cudaEventRecord(a);
+      for (int c = 0; c < calls; ++c) fs[i]();
+      cudaEventRecord(b);
+      check(cudaEventSynchronize(b), "timing");
+      float ms = 0;
+      cudaEventElapsedTime(&ms, a, b);
+      t[i].push_back(ms / calls);
+    }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::vector<double> medians;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    medians.push_back(v[v.size() / 2]);
+  }
+  return medians;
 }
 
 // Microbenchmarks of the building blocks: `rounds` dependent scans per thread.
@@ -163,6 +224,136 @@ int main(int argc, char** argv) {
   void* cub_ws;
   check(cudaMalloc(&cub_ws, cub_bytes), "malloc");
   const auto gbs = [](double moved, double ms) { return moved / ms / 1e6; };
+
+  if (argc > 2 && std::string(argv[2]) == "tune") {
+    namespace d = detred::cuda::detail;
+    using detred::cuda::scan_launch_config;
+    const d::device_profile prof = d::current_device_profile();
+    const double peak = d::peak_dram_gb_per_s(prof);
+    std::printf("profile: %d SMs, L2 %zu MB, memory %d kHz x %d bit = peak %.0f GB/s (%.1f per SM): class %s\n",
+                prof.multiprocessors, prof.l2_bytes >> 20, prof.memory_clock_khz, prof.memory_bus_bits, peak,
+                prof.multiprocessors ? peak / prof.multiprocessors : 0.0, d::to_string(d::classify(prof)));
+    std::printf(
+        "tune: medians of %d interleaved rounds (1 GiB: one call per timing; 2^20 and 2^16: 100 back-to-back calls "
+        "per timing, us per call); bits: the candidate's whole output against the default's, on the GPU\n",
+        reps);
+    to_double<<<4096, 256>>>(xf, xd, nd);
+    void* ref = nullptr;  // the default's output
+    unsigned long long* diff = nullptr;
+    check(cudaMalloc(&ref, bytes), "malloc");
+    check(cudaMalloc(&diff, sizeof(unsigned long long)), "malloc");
+    bool all_same = true;
+    // Words of out differing from ref's (out_bytes a multiple of 4).
+    const auto differences = [&](const void* out, std::uint64_t out_bytes) {
+      check(cudaMemset(diff, 0, sizeof(unsigned long long)), "memset");
+      count_differences<<<1024, 256>>>(static_cast<const unsigned*>(out), static_cast<const unsigned*>(ref),
+                                       out_bytes / 4, diff);
+      unsigned long long h = 0;
+      check(cudaMemcpy(&h, diff, sizeof h, cudaMemcpyDeviceToHost), "diff");
+      return h;
+    };
+    // Runs one case: peers (copy, CUB) and candidates in turns, then each candidate's bits against candidate 0's.
+    const auto run = [&](const char* label, std::uint64_t moved, int calls, const std::vector<scan_candidate>& cs,
+                         const std::function<void(const scan_candidate&)>& call, void* out, std::uint64_t out_bytes,
+                         const std::function<void()>& cub_call) {
+      const auto copy_call = [&] { cudaMemcpyAsync(yf, xf, moved / 2, cudaMemcpyDeviceToDevice); };
+      std::vector<std::function<void()>> fs{copy_call, cub_call};
+      for (const auto& c : cs) fs.push_back([&, c] { call(c); });
+      const auto before = [&](std::size_t i) { use_overrides(i < 2 ? std::string() : cs[i - 2].overrides); };
+      const std::vector<double> t = interleaved_ms(fs, reps, calls, before);
+      const double unit = calls > 1 ? 1e3 : 1.0;  // us per call for back-to-back cases, ms for 1 GiB
+      std::printf("%s: copy %.3f %s (%.0f GB/s) | CUB %.3f %s (%.0f GB/s)\n", label, t[0] * unit,
+                  calls > 1 ? "us" : "ms", gbs(double(moved), t[0]), t[1] * unit, calls > 1 ? "us" : "ms",
+                  gbs(double(moved), t[1]));
+      for (std::size_t i = 0; i < cs.size(); ++i) {
+        use_overrides(cs[i].overrides);
+        check(cudaMemset(out, 0xff, out_bytes), "memset");
+        call(cs[i]);
+        check(cudaDeviceSynchronize(), "candidate");
+        if (i == 0) check(cudaMemcpy(ref, out, out_bytes, cudaMemcpyDeviceToDevice), "reference");
+        const unsigned long long words = differences(out, out_bytes);
+        all_same = all_same && words == 0;
+        std::printf("   %-34s %9.3f %s %7.0f GB/s  %.3fx copy  %.3fx CUB time  %s\n", cs[i].name.c_str(),
+                    t[i + 2] * unit, calls > 1 ? "us" : "ms", gbs(double(moved), t[i + 2]), t[0] / t[i + 2],
+                    t[i + 2] / t[1],
+                    words == 0 ? "same bits" : ("DIFFERENT: " + std::to_string(words) + " words").c_str());
+      }
+      use_overrides("");
+      std::fflush(stdout);
+    };
+    const auto shape = [](int t, int i) { return std::to_string(t) + "x" + std::to_string(i); };
+    // Prefetch distances in tiles: about 1, 2 and 4 tiles per SM ahead, and 8 (132 SMs; scaled to the device).
+    const int sms = prof.multiprocessors > 0 ? prof.multiprocessors : 132;
+    const std::vector<int> distances{sms, 2 * sms, 4 * sms, 8 * sms};
+    const auto big_candidates = [&](const std::vector<std::pair<int, int>>& shapes) {
+      std::vector<scan_candidate> cs{{"default", "", {}}, {"default, init kernel_early", "scan.init=kernel_early", {}}};
+      for (auto [t, i] : shapes) {
+        cs.push_back({shape(t, i), "", scan_launch_config{t, i}});
+        for (int dist : distances)
+          cs.push_back({shape(t, i) + " prefetch " + std::to_string(dist) + " tiles",
+                        "scan.prefetch=" + std::to_string(dist), scan_launch_config{t, i}});
+      }
+      return cs;
+    };
+    // (a) the affine-map scan, 1 GiB (2^27 maps of two fp32).
+    to_affine<<<4096, 256>>>(xf, xa, nd);
+    run(
+        "affine-map scan 1 GiB", 2 * bytes, 1, big_candidates({{128, 32}, {256, 32}, {256, 16}, {64, 32}, {128, 16}}),
+        [&](const scan_candidate& c) {
+          detred::cuda::inclusive_scan(xa, ya, nd, compose_affine{}, ws, ws_bytes, nullptr, c.config);
+        },
+        ya, bytes,
+        [&] {
+          std::size_t b = cub_bytes;
+          cub::DeviceScan::InclusiveScan(cub_ws, b, xa, ya, compose_affine{}, nd);
+        });
+    // fp64 and fp32 sums at 1 GiB (their bars are met; the same knobs must not cost them).
+    to_double<<<4096, 256>>>(xf, xd, nd);
+    run(
+        "fp64 inclusive sum 1 GiB", 2 * bytes, 1, big_candidates({{128, 32}, {256, 32}}),
+        [&](const scan_candidate& c) { detred::cuda::inclusive_sum_scan(xd, yd, nd, ws, ws_bytes, nullptr, c.config); },
+        yd, bytes,
+        [&] {
+          std::size_t b = cub_bytes;
+          cub::DeviceScan::InclusiveSum(cub_ws, b, xd, yd, nd);
+        });
+    run(
+        "fp32 inclusive sum 1 GiB", 2 * bytes, 1, big_candidates({{256, 32}, {128, 32}}),
+        [&](const scan_candidate& c) { detred::cuda::inclusive_sum_scan(xf, yf, nf, ws, ws_bytes, nullptr, c.config); },
+        yf, bytes,
+        [&] {
+          std::size_t b = cub_bytes;
+          cub::DeviceScan::InclusiveSum(cub_ws, b, xf, yf, nf);
+        });
+    // (b) fp32 per call at 2^20 (and 2^16, whose bar is met): shapes x flag clearing.
+    for (int lg : {20, 16}) {
+      const std::uint64_t n = std::uint64_t{1} << lg;
+      std::vector<scan_candidate> cs{{"default", "", {}}};
+      for (const char* init : {"kernel", "kernel_early"})
+        cs.push_back({std::string("default, init ") + init, std::string("scan.init=") + init, {}});
+      const std::vector<std::pair<int, int>> shapes =
+          lg == 20 ? std::vector<std::pair<int, int>>{{256, 32}, {128, 32}, {256, 16}, {64, 32}, {128, 16}, {256, 8}}
+                   : std::vector<std::pair<int, int>>{{256, 32}, {128, 32}, {256, 16}};
+      for (auto [t, i] : shapes)
+        for (const char* init : {"memset", "kernel", "kernel_early"})
+          cs.push_back({shape(t, i) + " init " + init, std::string("scan.init=") + init, scan_launch_config{t, i}});
+      cs.push_back({"128x32 kernel_early prefetch 132", "scan.init=kernel_early,scan.prefetch=132",
+                    scan_launch_config{128, 32}});
+      const std::string label = "fp32 n = 2^" + std::to_string(lg) + " per call (100 back-to-back)";
+      run(
+          label.c_str(), 2 * n * 4, 100, cs,
+          [&](const scan_candidate& c) {
+            detred::cuda::inclusive_sum_scan(xf, yf, n, ws, ws_bytes, nullptr, c.config);
+          },
+          yf, n * 4,
+          [&] {
+            std::size_t b = cub_bytes;
+            cub::DeviceScan::InclusiveSum(cub_ws, b, xf, yf, n);
+          });
+    }
+    std::printf("bits identical to the default's for every candidate: %s\n", all_same ? "yes" : "NO");
+    return all_same ? 0 : 1;
+  }
 
   if (profile) {
     std::size_t b = cub_bytes;

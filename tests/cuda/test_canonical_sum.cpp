@@ -20,6 +20,7 @@
 #include "detred/verify/error_bounds.hpp"
 #include "detred/verify/exact_sum.hpp"
 #include "detred/verify/generators.hpp"
+#include "src/cuda/common/device_tuning.hpp"
 #include "tests/support/gpu_test.hpp"
 #include "tests/support/type_pairs.hpp"
 
@@ -118,6 +119,66 @@ TEST(CudaCanonicalSum, BitwiseEqualToCpuForEveryLaunchConfiguration) {
   expect_equal_to_cpu_everywhere<half, double>();
   expect_equal_to_cpu_everywhere<bfloat16, float>();
   expect_equal_to_cpu_everywhere<bfloat16, double>();
+}
+
+// Sets the process's launch tuning overrides (src/cuda/common/device_tuning.hpp) for the scope.
+class scoped_tuning {
+ public:
+  explicit scoped_tuning(const char* spec) { EXPECT_TRUE(cuda::detail::set_tuning_overrides(spec)) << spec; }
+  ~scoped_tuning() { cuda::detail::set_tuning_overrides(""); }
+  scoped_tuning(const scoped_tuning&) = delete;
+  scoped_tuning& operator=(const scoped_tuning&) = delete;
+};
+
+// Sizes where the reading knobs change the work per warp: passes of 16 and 32 rows, one and several tiles per chunk
+// (the configurations below force 2, 4 and 16), the spread path (2^16, 2^20) and chunks with a tail. At most about
+// 2^20 elements, so that the test takes seconds (bench/h200_tune_run.sh runs it in 40).
+std::vector<std::size_t> tuning_sizes() {
+  std::vector<std::size_t> sizes{0, 1, 1000, 4097};
+  for (std::size_t base :
+       {std::size_t{1} << 13, std::size_t{1} << 16, std::size_t{1} << 17, std::size_t{33} << 14, std::size_t{1} << 20})
+    for (long d : {-1L, 0L, 4096L + 7L}) sizes.push_back(base + d);
+  if (test::gpu_test_quick()) std::erase_if(sizes, [](std::size_t n) { return n > (std::size_t{1} << 17) + 4103; });
+  return sizes;
+}
+
+template <class T, class A>
+int expect_cpu_bits_under_tuning(const char* spec) {
+  const scoped_tuning tuning(spec);
+  std::vector<cuda::launch_config> configs{{}, {32, 0, 0}, {256, 0, 1}, {256, 0, 16}, {128, 0, 4}, {256, 7, 2}};
+  int checked = 0;
+  for (std::size_t n : tuning_sizes()) {
+    const std::vector<T> x = wide_values<T>(n, n * 13 + 5);
+    for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
+      const A cpu = detred::sum<A>(x, method);
+      for (std::size_t offset : {0, 1}) {  // aligned: the tuned kernels; unaligned: the tuning is ignored
+        device_input<T> input(x, offset);
+        for (const auto& c : configs) {
+          const A gpu = input.template sum<A>(method, c);
+          EXPECT_EQ(bits_of(gpu), bits_of(cpu))
+              << "tuning=" << spec << " n=" << n << " method=" << to_string(method) << " offset=" << offset
+              << " block=" << c.block_threads << " grid=" << c.grid_blocks << " tiles=" << c.tiles_per_chunk;
+          if (bits_of(gpu) != bits_of(cpu)) return checked;
+          ++checked;
+        }
+      }
+    }
+  }
+  return checked;
+}
+
+// device_tuning.hpp: "Every value here changes speed only, never bits". Each candidate of bench/h200_tune_run.sh:
+// rows per pass (the other height for fp32 and fp64), L2 prefetch distances, chunk caps, grids, spread off, two-pass.
+TEST(CudaCanonicalSum, EveryTuningKeepsTheCpuBits) {
+  DETRED_SKIP_WITHOUT_GPU();
+  for (const char* spec :
+       {"sum.rows=16", "sum.rows=32", "sum.prefetch=1", "sum.prefetch=64", "sum.rows=32,sum.prefetch=2",
+        "sum.rows=16,sum.prefetch=2", "sum.max_tiles=4,sum.grid_per_sm=2", "sum.spread=0", "sum.two_pass=1,sum.rows=32",
+        "sum.block_threads=128,sum.max_tiles=8"}) {
+    EXPECT_GT((expect_cpu_bits_under_tuning<float, float>(spec)), 0) << spec;
+    EXPECT_GT((expect_cpu_bits_under_tuning<double, double>(spec)), 0) << spec;
+    EXPECT_GT((expect_cpu_bits_under_tuning<float, double>(spec)), 0) << spec;
+  }
 }
 
 TEST(CudaCanonicalSum, SpecialValuesFollowIeeeAsOnTheCpu) {

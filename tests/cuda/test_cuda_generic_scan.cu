@@ -20,6 +20,7 @@
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.cuh"
 #include "detred/scan.hpp"
+#include "src/cuda/common/device_tuning.hpp"
 #include "tests/support/device_array.hpp"
 
 namespace {
@@ -133,6 +134,47 @@ TEST(CudaGenericScan, AffineMapsHaveTheCpuBitsForEveryShapeAndSize) {
       }
     }
   EXPECT_EQ(checked, 98);
+}
+
+// scan.hpp: tiles above 40 KiB use dynamic shared memory (256 x 32 of 8-byte maps: 66 KiB; 128 x 32 of 16-byte
+// matrices), and device_tuning.hpp: every scan tuning (flag clearing by memset, kernel or an overlapped kernel; L2
+// prefetch distances) is speed only. Each against the CPU scan's bits.
+TEST(CudaGenericScan, DynamicSharedTilesAndEveryScanTuningKeepTheCpuBits) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
+  const affine identity{1.0f, -0.0f};
+  int checked = 0;
+  for (const char* spec : {"", "scan.init=kernel", "scan.init=kernel_early", "scan.prefetch=1", "scan.prefetch=132",
+                           "scan.init=kernel_early,scan.prefetch=7", "scan.threads8=256,scan.items8=32"}) {
+    ASSERT_TRUE(cuda::detail::set_tuning_overrides(spec)) << spec;
+    for (cuda::scan_launch_config c : {cuda::scan_launch_config{256, 32}, {}, {128, 32}, {64, 4}}) {
+      // The tile of the shape (the default's: 128 x 32 for 8-byte values).
+      const std::size_t tile = std::size_t(c.block_threads ? c.block_threads : 128) *
+                               std::size_t(c.items_per_thread ? c.items_per_thread : 32);
+      for (std::size_t n : {std::size_t{1}, tile - 1, tile + 1, 5 * tile + 3, 300 * tile + 11}) {
+        const auto x = random_maps(n, n * 3 + 1);
+        std::vector<affine> inc(n), exc(n);
+        detred::inclusive_scan(x.data(), inc.data(), n, compose_affine{});
+        detred::exclusive_scan(x.data(), exc.data(), n, identity, compose_affine{});
+        EXPECT_TRUE(same_bits(gpu_scan(x, compose_affine{}, false, identity, c, n % 2 == 0), inc))
+            << spec << " " << c.block_threads << "x" << c.items_per_thread << " n " << n;
+        EXPECT_TRUE(same_bits(gpu_scan(x, compose_affine{}, true, identity, c, false), exc))
+            << spec << " " << c.block_threads << "x" << c.items_per_thread << " n " << n;
+        ++checked;
+      }
+    }
+  }
+  cuda::detail::set_tuning_overrides("");
+  std::mt19937_64 rng(11);
+  const std::size_t n = 3 * 4096 + 5;  // 128 x 32 matrices of 16 bytes: 66 KiB tiles
+  std::vector<mat2> x(n);
+  for (auto& v : x)
+    for (auto& e : v.m) e = std::uint32_t(rng());
+  std::vector<mat2> ref(n);
+  mat2 acc = x[0];
+  ref[0] = acc;
+  for (std::size_t k = 1; k < n; ++k) ref[k] = acc = mat_product{}(acc, x[k]);
+  EXPECT_TRUE(same_bits(gpu_scan(x, mat_product{}, false, mat2{}, {128, 32}, false), ref));
+  EXPECT_EQ(checked, 7 * 4 * 5);
 }
 
 TEST(CudaGenericScan, MatrixProductsEqualTheLeftToRightProducts) {

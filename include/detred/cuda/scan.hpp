@@ -23,15 +23,17 @@
 #include <span>
 #include <vector>
 
+#include "detred/errors.hpp"
 #include "detred/reduce.hpp"
 #include "detred/types/float_traits.hpp"
 
 namespace detred::cuda {
 
-// How a scan is launched. Speed only, never bits. 0 means "choose" (256 x 32 for 4-byte values, 128 x 32 for 8-byte
-// ones, 256 x 8 up to 16 bytes, 256 x 4 beyond). block_threads: 32, 64, 128 or 256; items_per_thread: 4, 8, 16 or 32
-// (a tile is their product; 32 items with 64 threads or more, and only where the tile of values fits the kernel's
-// 40 KiB of shared memory: not 256 x 32 for 8-byte values).
+// How a scan is launched. Speed only, never bits. 0 means "choose" (the device's defaults: 256 x 32 for 4-byte values,
+// 128 x 32 for 8-byte ones, 256 x 8 up to 16 bytes, 256 x 4 beyond; src/cuda/common/device_tuning.hpp).
+// block_threads: 32, 64, 128 or 256; items_per_thread: 4, 8, 16 or 32 (a tile is their product; 32 items with 64
+// threads or more, and only where the tile of values, plus one value per 32, fits 96 KiB of shared memory; tiles
+// above 40 KiB, e.g. 256 x 32 for 8-byte values, use dynamic shared memory).
 struct scan_launch_config {
   int block_threads = 0;
   int items_per_thread = 0;
@@ -43,6 +45,47 @@ struct scan_launch_config {
 std::size_t scan_workspace_bytes(std::uint64_t n, std::size_t value_bytes = 8);
 
 namespace detail {
+// How the scan clears its look-back flags before each call (speed only).
+enum class scan_flag_init {
+  memset,       // cudaMemsetAsync (the default)
+  kernel,       // a small clearing kernel
+  kernel_early  // the clearing kernel, and the scan launched with programmatic stream serialization: its launch and
+                // its tile loads overlap the clearing; each block waits (griddepcontrol.wait) before its look-back
+};
+
+// The scans' per-device defaults (speed only; chosen in src/cuda/common/device_tuning.hpp). scan_launch_config
+// fields set by the caller win.
+struct scan_tuning {
+  int block_threads_4 = 256, items_per_thread_4 = 32;  // values of 4 bytes
+  int block_threads_8 = 128, items_per_thread_8 = 32;  // values of 8 bytes (fp64, affine maps of two floats)
+  scan_flag_init flag_init = scan_flag_init::memset;
+  int prefetch_tiles = 0;  // each block L2-prefetches the input of the tile this many tiles ahead (0: none)
+};
+// The scan tuning in force for the current device (cached; device_tuning.cpp).
+scan_tuning current_scan_tuning();
+
+// Checks the caller's fields and fills those left 0 from the device's tuning (scan_tuning; its defaults were
+// measured on the H100, docs/PERFORMANCE.md: 32 items per thread for values of 4 and 8 bytes, the most bytes in
+// flight per SM at 48 registers; 256 threads for 4-byte values, 128 for 8-byte ones). Speed only.
+inline scan_launch_config choose_scan_config(scan_launch_config c, std::size_t value_bytes,
+                                             const scan_tuning& tuning = {}) {
+  const auto bad = [](int v, int a, int b, int d, int e) { return v != 0 && v != a && v != b && v != d && v != e; };
+  if (bad(c.block_threads, 32, 64, 128, 256))
+    detred::detail::throw_invalid("cuda scan", "scan_launch_config.block_threads must be 0, 32, 64, 128 or 256");
+  if (bad(c.items_per_thread, 4, 8, 16, 32))
+    detred::detail::throw_invalid("cuda scan", "scan_launch_config.items_per_thread must be 0, 4, 8, 16 or 32");
+  if (c.block_threads == 0)
+    c.block_threads = value_bytes <= 4 ? tuning.block_threads_4 : value_bytes == 8 ? tuning.block_threads_8 : 256;
+  if (c.items_per_thread == 0)
+    c.items_per_thread = value_bytes <= 4    ? tuning.items_per_thread_4
+                         : value_bytes == 8  ? tuning.items_per_thread_8
+                         : value_bytes <= 16 ? 8
+                                             : 4;
+  if (c.items_per_thread == 32 && c.block_threads == 32)
+    detred::detail::throw_invalid("cuda scan", "scan_launch_config: 32 items per thread need 64 threads or more");
+  return c;
+}
+
 template <class A, class T>
 void sum_scan_on_device(const T* d_in, A* d_out, std::uint64_t n, bool exclusive, void* d_workspace,
                         std::size_t workspace_bytes, cudaStream_t stream, const scan_launch_config& config);

@@ -8,10 +8,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "detred/cuda/blocks/block_scan.cuh"
 #include "detred/cuda/blocks/fenwick_lookback.cuh"
+#include "detred/cuda/blocks/prefetch.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.hpp"
 #include "detred/errors.hpp"
@@ -23,6 +25,26 @@ namespace detred::cuda::detail {
 // padded(x): a warp's region of the tile is itself padded the same way.
 __device__ __forceinline__ int padded(int i) { return i + (i >> 5); }
 
+// A tile's padded buffer: static shared memory up to this size, dynamic shared memory (opted in per launch) up to
+// scan_max_shared_bytes.
+inline constexpr std::size_t scan_static_shared_bytes = 40960;
+inline constexpr std::size_t scan_max_shared_bytes = 96 * 1024;
+template <class T>
+__host__ __device__ constexpr std::size_t tile_buffer_bytes(int tile) {
+  return (std::size_t(tile) + tile / 32) * sizeof(T);
+}
+template <class T>
+__host__ __device__ constexpr bool fits_static_shared(int tile) {
+  return tile_buffer_bytes<T>(tile) <= scan_static_shared_bytes;
+}
+
+// Run-time switches of one launch (speed only; scan_tuning in include/detred/cuda/scan.hpp).
+struct scan_kernel_options {
+  int prefetch_tiles = 0;        // block j asks L2 for the input of tile j + prefetch_tiles (0: nothing)
+  bool wait_dependency = false;  // launched as a programmatic dependent of the flag-clearing kernel: wait for it
+                                 // (griddepcontrol.wait) before the look-back, the first access to the flags
+};
+
 // load(const In&) -> T widens an input; store(const T&) -> Out finishes an output (canonical NaN for sums).
 //
 // Each warp owns 32 * Items consecutive elements of the tile and transposes them through its own region of shared
@@ -32,14 +54,28 @@ __device__ __forceinline__ int padded(int i) { return i + (i >> 5); }
 template <int Threads, int Items, class T, class In, class Out, class Load, class Op, class Store>
 __global__ void __launch_bounds__(Threads)
     fenwick_scan_kernel(const In* in, Out* out, std::uint64_t n, fenwick_tile_state<T> state, Load load, Op op,
-                        Store store, bool exclusive, T identity) {
+                        Store store, bool exclusive, T identity, scan_kernel_options options) {
   constexpr int tile = Threads * Items;
   constexpr int span = 32 * Items;  // one warp's share
   using block_scan = block_fenwick_scan<Threads, Items, T>;
-  __shared__ T buffer[tile + tile / 32];
+  constexpr bool dynamic_buffer = !fits_static_shared<T>(tile);
+  __shared__ T static_buffer[dynamic_buffer ? 1 : tile + tile / 32];
+  extern __shared__ uint4 scan_dynamic_buffer[];  // tile_buffer_bytes<T>(tile) when dynamic_buffer
+  T* const buffer = dynamic_buffer ? reinterpret_cast<T*>(scan_dynamic_buffer) : static_buffer;
   __shared__ typename block_scan::storage scratch;
   const std::uint64_t j = blockIdx.x;
   const std::uint64_t base = j * tile;
+  if (options.prefetch_tiles > 0 && threadIdx.x == 0) {
+    // The 16-byte-aligned part of a later tile's input (never outside [in, in + n)).
+    const std::uint64_t ahead = (j + std::uint64_t(options.prefetch_tiles)) * tile;
+    if (ahead < n) {
+      const std::uint64_t count = n - ahead < std::uint64_t(tile) ? n - ahead : std::uint64_t(tile);
+      const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(in + ahead);
+      const std::uintptr_t begin = (first + 15) & ~std::uintptr_t{15};
+      const std::uintptr_t end = (first + count * sizeof(In)) & ~std::uintptr_t{15};
+      if (end > begin) prefetch_l2_bulk(reinterpret_cast<const void*>(begin), unsigned(end - begin));
+    }
+  }
   const int valid = n - base < std::uint64_t(tile) ? int(n - base) : tile;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int first = warp * span;
@@ -77,6 +113,8 @@ __global__ void __launch_bounds__(Threads)
   fetch(a);
   const bool publish = valid == tile;
   const auto carry_in = [&](const T& root, T& carry, bool& has, T& end) {
+    // Only warp 0 touches the flags: it alone waits for the clearing kernel (kernel_early).
+    if (options.wait_dependency) cudaGridDependencySynchronize();
     fenwick_lookback(j, root, op, state, publish, carry, has, end);
   };
   T carry;
@@ -126,38 +164,69 @@ fenwick_tile_state<T> scan_state(void* workspace, std::uint64_t tiles) {
   return s;
 }
 
-// A tile's padded buffer must fit the 48 KiB of static shared memory, with room for the rest.
+// A tile's padded buffer must fit shared memory (static up to 40 KiB, dynamic beyond), with room for the rest.
 template <class T>
 constexpr bool fits_shared(int tile) {
-  return (std::size_t(tile) + tile / 32) * sizeof(T) <= 40960;
+  return tile_buffer_bytes<T>(tile) <= scan_max_shared_bytes;
 }
 
-inline scan_launch_config choose_scan_config(scan_launch_config c, std::size_t value_bytes) {
-  const auto bad = [](int v, int a, int b, int d, int e) { return v != 0 && v != a && v != b && v != d && v != e; };
-  if (bad(c.block_threads, 32, 64, 128, 256))
-    detred::detail::throw_invalid("cuda scan", "scan_launch_config.block_threads must be 0, 32, 64, 128 or 256");
-  if (bad(c.items_per_thread, 4, 8, 16, 32))
-    detred::detail::throw_invalid("cuda scan", "scan_launch_config.items_per_thread must be 0, 4, 8, 16 or 32");
-  if (c.items_per_thread == 32 && c.block_threads == 32)
-    detred::detail::throw_invalid("cuda scan", "scan_launch_config: 32 items per thread need 64 threads or more");
-  // Defaults measured on the H100 (docs/PERFORMANCE.md): 32 items per thread for values of 4 and 8 bytes (the most
-  // bytes in flight per SM at 48 registers), 256 threads for 4-byte values, 128 for 8-byte ones (whose 256 x 32
-  // tile would not fit shared memory).
-  if (c.block_threads == 0) c.block_threads = value_bytes == 8 ? 128 : 256;
-  if (c.items_per_thread == 0) c.items_per_thread = value_bytes <= 8 ? 32 : value_bytes <= 16 ? 8 : 4;
-  return c;
+// Zeroes `words` 32-bit flag words, then (kernel_early) lets the scan that follows start: that scan waits in
+// cudaGridDependencySynchronize for this grid's completion and memory flush before it reads or writes a flag.
+// A template only so that every translation unit may define it.
+template <int = 0>
+__global__ void clear_scan_flags(unsigned* words, std::uint64_t count) {
+  cudaTriggerProgrammaticLaunchCompletion();
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::uint64_t(gridDim.x) * blockDim.x)
+    words[i] = 0u;
 }
 
+// Clears the look-back flags as tuning.flag_init says, then launches the scan kernel (its dynamic shared memory
+// opted in where the tile buffer exceeds the static 40 KiB). Speed only: the flags are zero when any block reads them.
 template <int Threads, int Items, class T, class In, class Out, class Load, class Op, class Store>
 void launch_fenwick_scan(const In* in, Out* out, std::uint64_t n, void* workspace, cudaStream_t stream, Load load,
-                         Op op, Store store, bool exclusive, const T& identity) {
-  const std::uint64_t tiles = scan_tiles(n, std::uint64_t(Threads) * Items);
+                         Op op, Store store, bool exclusive, const T& identity, const scan_tuning& tuning) {
+  constexpr int tile = Threads * Items;
+  const std::uint64_t tiles = scan_tiles(n, std::uint64_t(tile));
   if (tiles > 0x7fffffffull) detred::detail::throw_invalid("cuda scan", "too many tiles for one grid");
   const fenwick_tile_state<T> state = scan_state<T>(workspace, tiles);
   const std::size_t flag_bytes = packed_lookback<T> ? tiles * 2 * sizeof(lookback_word<T>) : tiles * 4;
-  check(cudaMemsetAsync(workspace, 0, flag_bytes, stream), "cuda scan: cudaMemsetAsync");
-  fenwick_scan_kernel<Threads, Items, T>
-      <<<unsigned(tiles), Threads, 0, stream>>>(in, out, n, state, load, op, store, exclusive, identity);
+  const bool early = tuning.flag_init == scan_flag_init::kernel_early;
+  if (tuning.flag_init == scan_flag_init::memset) {
+    check(cudaMemsetAsync(workspace, 0, flag_bytes, stream), "cuda scan: cudaMemsetAsync");
+  } else {
+    const std::uint64_t words = flag_bytes / 4;  // flag_bytes is a multiple of 4
+    const std::uint64_t blocks = (words + 255) / 256;
+    clear_scan_flags<<<unsigned(blocks < 1024 ? blocks : 1024), 256, 0, stream>>>(static_cast<unsigned*>(workspace),
+                                                                                  words);
+    check(cudaGetLastError(), "cuda scan: launching clear_scan_flags");
+  }
+  auto kernel = fenwick_scan_kernel<Threads, Items, T, In, Out, Load, Op, Store>;
+  std::size_t dynamic_bytes = 0;
+  if constexpr (!fits_static_shared<T>(tile)) {
+    dynamic_bytes = tile_buffer_bytes<T>(tile);
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_bytes)),
+          "cuda scan: cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  }
+  const scan_kernel_options options{tuning.prefetch_tiles, early};
+  if (!early) {
+    kernel<<<unsigned(tiles), Threads, dynamic_bytes, stream>>>(in, out, n, state, load, op, store, exclusive, identity,
+                                                                options);
+    check(cudaGetLastError(), "cuda scan: kernel launch");
+    return;
+  }
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(tiles));
+  config.blockDim = dim3(Threads);
+  config.dynamicSmemBytes = dynamic_bytes;
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = 1;
+  check(cudaLaunchKernelEx(&config, kernel, in, out, n, state, load, op, store, exclusive, identity, options),
+        "cuda scan: kernel launch");
   check(cudaGetLastError(), "cuda scan: kernel launch");
 }
 
@@ -167,7 +236,8 @@ void run_fenwick_scan(const In* in, Out* out, std::uint64_t n, void* workspace, 
                       cudaStream_t stream, const scan_launch_config& requested, Load load, Op op, Store store,
                       bool exclusive, const T& identity) {
   static_assert(sizeof(T) % 4 == 0, "the scanned type's size must be a multiple of 4 bytes");
-  const scan_launch_config c = choose_scan_config(requested, sizeof(T));
+  const scan_tuning tuning = current_scan_tuning();  // per-device defaults and overrides (speed only)
+  const scan_launch_config c = choose_scan_config(requested, sizeof(T), tuning);
   if (n == 0) return;
   if (in == nullptr || out == nullptr) detred::detail::throw_invalid("cuda scan", "null input or output");
   if (reinterpret_cast<std::uintptr_t>(in) % alignof(In) || reinterpret_cast<std::uintptr_t>(out) % alignof(Out))
@@ -180,7 +250,7 @@ void run_fenwick_scan(const In* in, Out* out, std::uint64_t n, void* workspace, 
   if constexpr (fits_shared<T>(THREADS * ITEMS)) {                                                             \
     if (c.block_threads == THREADS && c.items_per_thread == ITEMS)                                             \
       return launch_fenwick_scan<THREADS, ITEMS, T>(in, out, n, workspace, stream, load, op, store, exclusive, \
-                                                    identity);                                                 \
+                                                    identity, tuning);                                         \
   }
   DETRED_SCAN_SHAPE(32, 4)
   DETRED_SCAN_SHAPE(32, 8)

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "detred/accumulators/accumulator.hpp"
@@ -23,6 +24,7 @@
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
 #include "detred/errors.hpp"
+#include "src/cuda/common/device_tuning.hpp"
 #include "src/cuda/common/launch_policy.hpp"
 #include "src/cuda/common/workspace.hpp"
 
@@ -107,11 +109,13 @@ __device__ inline bool arrive_last(unsigned long long* word, unsigned grid) {
 // `out` non-null and `arrivals` null the grid is one block of Fused threads, which then also finishes (the
 // small-input path). With both non-null (blocks of Fused threads) the single pass: the last block to arrive
 // finishes, in the same fixed order as finish_kernel (only which block runs the fold varies). Fused: fused_threads, or
-// spread_threads for small inputs; with out null any block size.
-template <class Acc, class T, bool Aligned, int Fused = fused_threads>
+// spread_threads for small inputs; with out null any block size. Rows, Prefetch, prefetch_passes: how a warp reads its
+// chunk (warp_chunk_root; device_tuning.hpp), speed only.
+template <class Acc, class T, bool Aligned, int Fused = fused_threads, int Rows = rows_per_pass<Acc>,
+          bool Prefetch = false>
 __global__ void __launch_bounds__(max_block_threads)
     chunk_roots_kernel(const T* __restrict__ x, std::uint64_t items, int tiles_per_chunk, finish_plan<Acc, T> plan,
-                       typename Acc::value_type* out, unsigned long long* arrivals) {
+                       typename Acc::value_type* out, unsigned long long* arrivals, int prefetch_passes) {
   constexpr std::uint64_t tile = tile_shape<T>::elements;
   const std::uint64_t chunk = tile * std::uint64_t(tiles_per_chunk);
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
@@ -123,7 +127,7 @@ __global__ void __launch_bounds__(max_block_threads)
   for (std::uint64_t item = warp; item < items; item += warps) {
     Acc root;
     if (item < plan.full_chunks) {
-      root = warp_chunk_root<Acc, T, Aligned>(x + item * chunk, tiles_per_chunk);
+      root = warp_chunk_root<Acc, T, Aligned, Rows, Prefetch>(x + item * chunk, tiles_per_chunk, prefetch_passes);
     } else {
       root = warp_tile_root<Acc, T, Aligned>(x + plan.full_chunks * chunk + (item - plan.full_chunks) * tile);
     }
@@ -157,9 +161,10 @@ __global__ void __launch_bounds__(finish_threads)
 }
 
 // Per-device facts for one kernel and block size, queried once and cached: the queries cost microseconds of host
-// time, which a small sum would otherwise pay on every call.
+// time, which a small sum would otherwise pay on every call. The last few lookups of this thread are kept in a
+// thread-local cache in front of the shared one, so the steady state takes no mutex (from branch i15-small).
 template <class Kernel>
-device_facts facts_for(Kernel kernel, int block_threads) {
+device_facts facts_shared(Kernel kernel, int block_threads) {
   struct entry {
     Kernel kernel;
     int device, block_threads;
@@ -182,19 +187,60 @@ device_facts facts_for(Kernel kernel, int block_threads) {
   return f;
 }
 
+template <class Kernel>
+device_facts facts_for(Kernel kernel, int block_threads) {
+  struct entry {
+    Kernel kernel = nullptr;
+    int device = -1, block_threads = 0;
+    device_facts facts;
+  };
+  thread_local entry recent[4];  // a call looks up two (the main and the spread kernel)
+  thread_local int next = 0;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  for (const entry& e : recent)
+    if (e.kernel == kernel && e.device == device && e.block_threads == block_threads) return e.facts;
+  entry& e = recent[next];
+  next = (next + 1) % 4;
+  e = {kernel, device, block_threads, facts_shared(kernel, block_threads)};
+  return e.facts;
+}
+
+// Whether the chunk kernel has instantiations for sum_tuning's rows_per_pass and prefetch_passes: plain fp32 and fp64
+// sums (the bars of issue 15), aligned inputs. Elsewhere those two values are ignored (speed only).
+template <class Acc, class T>
+inline constexpr bool tunable_reads =
+    std::is_same_v<T, typename Acc::value_type>&& std::is_same_v<Acc, plain_accumulator<typename Acc::value_type>>;
+
+// The chunk kernel for this input alignment, finishing block size and reading tuning (rows 0: the type's default).
+template <class Acc, class T, int Fused>
+auto chunk_kernel_for(bool aligned, const sum_tuning& tuning) {
+  constexpr int R0 = rows_per_pass<Acc>;
+  if constexpr (tunable_reads<Acc, T>) {
+    constexpr int R1 = R0 == 32 ? 16 : 32;
+    const bool other_rows = tuning.rows_per_pass != 0 && tuning.rows_per_pass != R0;
+    const bool prefetch = tuning.prefetch_passes > 0;
+    if (aligned && other_rows)
+      return prefetch ? chunk_roots_kernel<Acc, T, true, Fused, R1, true>
+                      : chunk_roots_kernel<Acc, T, true, Fused, R1, false>;
+    if (aligned && prefetch) return chunk_roots_kernel<Acc, T, true, Fused, R0, true>;
+  }
+  return aligned ? chunk_roots_kernel<Acc, T, true, Fused> : chunk_roots_kernel<Acc, T, false, Fused>;
+}
+
 template <class Acc, class T>
 void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_type* d_out, void* d_workspace,
                           cudaStream_t stream, const launch_config& requested) {
   constexpr std::uint64_t tile = tile_shape<T>::elements;
   const bool aligned = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
-  auto kernel = aligned ? chunk_roots_kernel<Acc, T, true> : chunk_roots_kernel<Acc, T, false>;
-  auto spread_kernel =
-      aligned ? chunk_roots_kernel<Acc, T, true, spread_threads> : chunk_roots_kernel<Acc, T, false, spread_threads>;
-  const device_facts facts = facts_for(kernel, chosen_block_threads(requested));
-  launch_config c = choose_launch_config(requested, n, tile, facts);
-  if (spread_small_input(requested, c, n, tile, facts))
+  const sum_tuning tuning = current_tuning().sum;  // per-device defaults and overrides (device_tuning.hpp)
+  auto kernel = chunk_kernel_for<Acc, T, fused_threads>(aligned, tuning);
+  auto spread_kernel = chunk_kernel_for<Acc, T, spread_threads>(aligned, tuning);
+  const device_facts facts = facts_for(kernel, chosen_block_threads(requested, tuning));
+  launch_config c = choose_launch_config(requested, n, tile, facts, tuning);
+  if (spread_small_input(requested, c, n, tile, facts, tuning))
     c = choose_launch_config(with_block_threads(requested, spread_threads), n, tile,
-                             facts_for(spread_kernel, spread_threads));
+                             facts_for(spread_kernel, spread_threads), tuning);
   // The single pass and the one-block path finish inside the chunk kernel, whose block size is then fixed at compile
   // time: fused_threads, or spread_threads (the spread kernel).
   const bool spread = c.block_threads == spread_threads;
@@ -219,25 +265,25 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
   // Small inputs (every item fits one block's warps twice over) take one launch: the block finishes too.
   if (fused && items <= 2 * warps_per_block) {
-    chunk_kernel<<<1, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out, nullptr);
+    chunk_kernel<<<1, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out, nullptr,
+                                                              tuning.prefetch_passes);
     check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (one block)");
     return;
   }
   if (items > 0) {
     const std::uint64_t useful_blocks = (items + warps_per_block - 1) / warps_per_block;
     const unsigned grid = unsigned(useful_blocks < std::uint64_t(c.grid_blocks) ? useful_blocks : c.grid_blocks);
-    // One launch for every n at the default block size: the last block to finish folds the roots.
-    // DETRED_CUDA_SUM_TWO_PASS=1 (read on each call) keeps the two-kernel path, for side-by-side measurements; the
-    // bits are the same either way.
-    const char* two_pass = std::getenv("DETRED_CUDA_SUM_TWO_PASS");
-    if (!(two_pass && two_pass[0] == '1') && fused && grid < (1u << arrival_count_bits) - 1) {
-      chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out,
-                                                                   workspace_arrivals(d_workspace));
+    // One launch for every n at the default block size: the last block to finish folds the roots. tuning.two_pass
+    // (DETRED_CUDA_SUM_TWO_PASS=1, read once per process, or an override) keeps the two-kernel path, for side-by-side
+    // measurements; the bits are the same either way.
+    if (!tuning.two_pass && fused && grid < (1u << arrival_count_bits) - 1) {
+      chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(
+          d_in, items, c.tiles_per_chunk, plan, d_out, workspace_arrivals(d_workspace), tuning.prefetch_passes);
       check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (single pass)");
       return;
     }
-    chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, nullptr,
-                                                                 nullptr);
+    chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, nullptr, nullptr,
+                                                                 tuning.prefetch_passes);
     check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel");
   }
   // Programmatic dependent launch (Hopper): the finishing kernel's launch overlaps the chunk kernel's tail.

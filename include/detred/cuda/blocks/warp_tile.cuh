@@ -19,6 +19,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "detred/cuda/blocks/prefetch.cuh"
 #include "detred/cuda/blocks/registers.cuh"
 #include "detred/cuda/blocks/warp_reduce.cuh"
 #include "detred/types/float_traits.hpp"
@@ -174,24 +175,38 @@ template <class Acc>
 inline constexpr int rows_per_pass = sizeof(Acc) == 4 ? 32 : 16;
 
 // Root of `tiles` (1, 2, 4, 8 or 16; warp-uniform) consecutive warp tiles starting at `chunk`: the complete tree over
-// tiles * tile_shape<T>::elements elements. Software-pipelined: the chunk is read in passes of rows_per_pass rows (each
-// pass an aligned complete subtree), and the next pass's vectors are loaded into registers before the current pass is
-// reduced, so every warp always has a pass of loads in flight. Pass roots are joined by register_tree32.
-// Returned in every lane.
-template <class Acc, class T, bool Aligned>
-__device__ __forceinline__ Acc warp_chunk_root(const T* __restrict__ chunk, int tiles) {
+// tiles * tile_shape<T>::elements elements. Software-pipelined: the chunk is read in passes of Rows rows (16 or 32;
+// each pass an aligned complete subtree, so Rows changes registers and bytes in flight, never the result), and the
+// next pass's vectors are loaded into registers before the current pass is reduced, so every warp always has a pass
+// of loads in flight. Pass roots are joined by register_tree32. Prefetch (Aligned only): lane 0 also asks L2 for the
+// pass `prefetch_passes` ahead of the one being loaded (the first ones up front), so that more bytes are in flight
+// than the registers hold; 0 turns it off. Returned in every lane.
+template <class Acc, class T, bool Aligned, int Rows = rows_per_pass<Acc>, bool Prefetch = false>
+__device__ __forceinline__ Acc warp_chunk_root(const T* __restrict__ chunk, int tiles, int prefetch_passes = 0) {
+  static_assert(Rows == 16 || Rows == 32);
+  static_assert(!Prefetch || Aligned, "the bulk prefetch needs 16-byte aligned passes");
   constexpr int V = tile_shape<T>::vector_elements;
-  constexpr int Rows = rows_per_pass<Acc>;
   constexpr std::uint64_t pass_elements = std::uint64_t(Rows) * 32 * V;
+  constexpr unsigned pass_bytes = unsigned(pass_elements * sizeof(T));
   const int lane = threadIdx.x & 31;
   const int passes = tiles * (32 / Rows);
   register_tree32<Acc> joined;
   Acc root{};
+  if constexpr (Prefetch) {
+    if (lane == 0)
+      for (int q = 1; q <= prefetch_passes && q < passes; ++q) prefetch_l2_bulk(chunk + q * pass_elements, pass_bytes);
+  }
   uint4 raw[Rows];
 #pragma unroll
   for (int row = 0; row < Rows; ++row) raw[row] = load_lane_vector<T, Aligned>(chunk + (row * 32 + lane) * V);
 #pragma unroll 1
   for (int p = 0; p < passes; ++p) {
+    if constexpr (Prefetch) {
+      // Here, before the pass's row values exist, the prefetch's address costs the fewest live registers.
+      const int ahead = p + 1 + prefetch_passes;
+      if (lane == 0 && prefetch_passes > 0 && ahead < passes)
+        prefetch_l2_bulk(chunk + ahead * pass_elements, pass_bytes);
+    }
     Acc v[Rows];
 #pragma unroll
     for (int row = 0; row < Rows; ++row) v[row] = lane_vector_root<Acc, T>(raw[row]);
