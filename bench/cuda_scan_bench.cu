@@ -298,7 +298,18 @@ int main(int argc, char** argv) {
     // (a) the affine-map scan, 1 GiB (2^27 maps of two fp32).
     to_affine<<<4096, 256>>>(xf, xa, nd);
     run(
-        "affine-map scan 1 GiB", 2 * bytes, 1, big_candidates({{128, 32}, {256, 32}, {256, 16}, {64, 32}, {128, 16}}),
+        "affine-map scan 1 GiB", 2 * bytes, 1,
+        [&] {
+          // The shapes that measured best (session 6, H200), at finer prefetch distances around one tile per SM.
+          std::vector<scan_candidate> cs{{"default", "", {}}, {"128x32 no prefetch", "scan.prefetch=0", {128, 32}}};
+          for (int dist : {sms / 2, 3 * sms / 4, sms, 5 * sms / 4, 3 * sms / 2, 2 * sms})
+            cs.push_back({"128x32 prefetch " + std::to_string(dist) + " tiles", "scan.prefetch=" + std::to_string(dist),
+                          scan_launch_config{128, 32}});
+          for (auto [t, i] : std::vector<std::pair<int, int>>{{256, 32}, {64, 32}})
+            cs.push_back({shape(t, i) + " prefetch " + std::to_string(sms) + " tiles",
+                          "scan.prefetch=" + std::to_string(sms), scan_launch_config{t, i}});
+          return cs;
+        }(),
         [&](const scan_candidate& c) {
           detred::cuda::inclusive_scan(xa, ya, nd, compose_affine{}, ws, ws_bytes, nullptr, c.config);
         },

@@ -54,10 +54,16 @@ TEST(DeviceTuning, ClassifiesByPeakBandwidthPerSm) {
   EXPECT_EQ(classify(edge), bandwidth_class::standard);
 }
 
-// "Both classes hold today's values (measured on the H100) until an H200 run decides otherwise."
-TEST(DeviceTuning, BothClassesHoldTodaysDefaults) {
+// "standard holds the values measured on the H100; high the scan changes the H200 run chose": the H100's defaults,
+// and the H200's differ from them in the scan's prefetch and flag clearing only.
+TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   const launch_tuning standard = defaults_for(bandwidth_class::standard);
-  EXPECT_TRUE(same(standard, defaults_for(bandwidth_class::high)));
+  launch_tuning high = defaults_for(bandwidth_class::high);
+  EXPECT_EQ(high.scan.prefetch_tiles, 132);
+  EXPECT_EQ(high.scan.flag_init, scan_flag_init::kernel_early);
+  high.scan.prefetch_tiles = standard.scan.prefetch_tiles;
+  high.scan.flag_init = standard.scan.flag_init;
+  EXPECT_TRUE(same(standard, high));
   EXPECT_EQ(standard.sum.block_threads, default_block_threads);
   EXPECT_EQ(standard.sum.max_tiles_per_chunk, max_tiles_per_chunk);
   EXPECT_EQ(standard.sum.grid_blocks_per_sm, 0);

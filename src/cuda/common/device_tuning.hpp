@@ -7,8 +7,9 @@
 // L2, so a shape that keeps enough bytes in flight on the first can starve the second (docs/PERFORMANCE.md, issues 15
 // and 16). The key is the device's peak DRAM bandwidth per SM, from two device attributes (memory clock and bus
 // width): `standard` below 32 GB/s per SM (H100 SXM: 3,352 GB/s / 132 = 25.4), `high` at or above (H200: 4,916 / 132
-// = 37.2). Both classes hold today's values (measured on the H100) until an H200 run decides otherwise
-// (bench/h200_tune_run.sh); a process can override any value with DETRED_CUDA_TUNING (parse_tuning_overrides).
+// = 37.2). `standard` holds the values measured on the H100; `high` the scan changes the H200 run chose
+// (bench/h200_tune_run.sh, defaults_for); a process can override any value with DETRED_CUDA_TUNING
+// (parse_tuning_overrides).
 //
 // This header is pure (no CUDA calls): the choice logic is tested on the host (tests/cuda/test_device_tuning.cpp).
 #pragma once
@@ -74,15 +75,21 @@ struct launch_tuning {
   scan_tuning scan;
 };
 
-// The built-in defaults for a class of device. Today both classes hold the values measured on the H100
-// (docs/PERFORMANCE.md); bench/h200_tune_run.sh measures the alternatives on an H200.
+// The built-in defaults for a class of device (docs/PERFORMANCE.md): the H100's values for `standard`; for `high`
+// (the H200) the scan settings its tuning run chose (bench/h200_tune_run.sh measures the alternatives).
 inline launch_tuning defaults_for(bandwidth_class c) {
   launch_tuning t;
   switch (c) {
     case bandwidth_class::standard:
       break;
     case bandwidth_class::high:
-      break;  // H200: unchanged until its tuning run's numbers decide (issues 15 and 16)
+      // H200, measured 2026-11-23 (session 6, bench/h200_tune_run.sh; docs/PERFORMANCE.md, scans): every scan
+      // L2-prefetches the tile one SM-count (132) ahead (affine-map scan 0.761 -> 0.798x copy, fp64 sum scan 0.995 ->
+      // 0.942x CUB's time, fp32 1.051 -> 0.982x), and the flag clearing overlaps the scan's launch (fp32 2^20 per call
+      // 1.20-1.28 -> 1.08-1.15x CUB's time). No sum candidate beat the defaults at 1 GiB or 2^20.
+      t.scan.prefetch_tiles = 132;
+      t.scan.flag_init = scan_flag_init::kernel_early;
+      break;
   }
   return t;
 }
