@@ -127,6 +127,7 @@ template <class T, int Unroll, int Windows, int BlockThreads>
 struct exact_windows_tuning {
   static_assert(std::same_as<T, double>, "adjacent_windows: binary64 only (docs/EXACT.md)");
   static_assert(BlockThreads % 32 == 0 && BlockThreads >= 32 && BlockThreads <= 1024, "whole warps");
+  static_assert(Unroll >= 1 && Unroll * 2 <= int(exact_windows_thread<1, 32>::headroom), "a step fits the headroom");
   static constexpr exact_block_algorithm algorithm = exact_block_algorithm::adjacent_windows;
   static constexpr int unroll = Unroll;
   static constexpr int columns = 1;
