@@ -108,7 +108,9 @@ std::uint64_t raw(T x) {
 // window (the former default, exact_window_tuning) beside the exponent bins at other unrolls, so one run compares the
 // two algorithms on every data set; for binary64 the window's other tunings and the adjacent windows (issue 17):
 // one window at 256 and 128 threads a block (the lean slow path without and with the higher occupancy), 2 to 4
-// windows at 128 threads, 2 windows at 256 and at 64 threads, and 2 windows with 16 vectors a step.
+// windows at 128 threads, 2 windows at 256 and at 64 threads, and 2 windows with 16 vectors a step; then the adaptive
+// windows at 256 threads, unroll 8: `sticky` (a warp goes wide at its first vector only window 1 takes, for good) and
+// `adaptive` (wide while some lane has more such vectors than 1/16 of its vectors below both windows).
 namespace dd = detred::cuda::detail;
 template <class T>
 using variants = std::conditional_t<
@@ -117,7 +119,8 @@ using variants = std::conditional_t<
                dd::exact_windows_tuning<T, 8, 1, 256>, dd::exact_windows_tuning<T, 8, 1, 128>,
                dd::exact_windows_tuning<T, 8, 2, 128>, dd::exact_windows_tuning<T, 8, 3, 128>,
                dd::exact_windows_tuning<T, 8, 4, 128>, dd::exact_windows_tuning<T, 8, 2, 256>,
-               dd::exact_windows_tuning<T, 8, 2, 64>, dd::exact_windows_tuning<T, 16, 2, 128>>,
+               dd::exact_windows_tuning<T, 8, 2, 64>, dd::exact_windows_tuning<T, 16, 2, 128>,
+               dd::exact_adaptive_windows_tuning<T, 8, 256, 31>, dd::exact_adaptive_windows_tuning<T, 8, 256, 4>>,
     std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
                dd::exact_bins_tuning<T, 4>, dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;
 
@@ -128,6 +131,8 @@ const char* algorithm_name() {
       return "bins";
     case dd::exact_block_algorithm::adjacent_windows:
       return "windows";
+    case dd::exact_block_algorithm::adaptive_windows:
+      return dd::exact_adapt_shift<Tune>() >= 31 ? "sticky" : "adaptive";
     default:
       return "window";
   }

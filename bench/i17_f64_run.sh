@@ -49,7 +49,7 @@ NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/
   echo "== ncu: bench_cuda_exact profile 24 (launch order: the program's 'profile launch' lines)"
   start=$(date +%s)
   timeout -k 5 75 "$NCU" --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
-    --section LaunchStats -k regex:exact_block -c 22 "$BENCH" profile 24 2>&1
+    --section LaunchStats -k regex:exact_block -c 26 "$BENCH" profile 24 2>&1
   echo "== ncu rc=$? $(( $(date +%s) - start ))s"
 } > "$P" 2>&1
 tail -n 60 "$R"

@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "src/cuda/exact/exact_sum_kernels.cuh"
@@ -95,14 +96,16 @@ void expect_emulated_exact_tuned(const std::vector<T>& x, const exact_state<T>& 
 }
 
 // The tunings the host emulation runs: the default, the register window's former defaults and others, for binary64
-// the adjacent windows (1 to 4 windows, 64 to 256 threads a block, unrolls 1 to 16), and for the binary32 family the
+// the adjacent windows (1 to 4 windows, 64 to 256 threads a block, unrolls 1 to 16) and the adaptive windows (sticky
+// and 1/16; on the host each thread's vote is its own predicate), and for the binary32 family the
 // exponent bins at other unrolls (bench_cuda_exact --variants times them).
 template <class T>
 using host_tunings = std::conditional_t<
     std::same_as<T, double>,
     std::tuple<exact_default_tuning<T>, exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 8, 2, false>,
                exact_tuning_of<T, 4, 3, true>, exact_windows_tuning<T, 8, 1, 256>, exact_windows_tuning<T, 8, 2, 128>,
-               exact_windows_tuning<T, 1, 3, 64>, exact_windows_tuning<T, 16, 4, 128>>,
+               exact_windows_tuning<T, 1, 3, 64>, exact_windows_tuning<T, 16, 4, 128>,
+               exact_adaptive_windows_tuning<T, 8, 256, 31>, exact_adaptive_windows_tuning<T, 4, 64, 4>>,
     std::tuple<exact_default_tuning<T>, exact_bins_tuning<T, 1>, exact_bins_tuning<T, 8>, exact_window_tuning<T>,
                exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 4, 3, true>>>;
 
@@ -425,6 +428,168 @@ TEST(CudaExactKernelOnHost, AdjacentWindowsLengthsAroundTheHeadroom) {
             << name << " n=" << n << " offset=" << offset;
     }
   }
+}
+
+// adaptive_windows' mode (docs/EXACT.md "Adaptive windows"): one thread driven as exact_thread_terms drives it (reserve
+// for a step of unroll 8, then each vector in the mode the step was dispatched on); after every step the thread's
+// limbs plus its windows (deposited in a copy) must hold exactly the terms added so far.
+template <int Shift>
+struct adaptive_thread {
+  using Th = exact_windows_thread<2, 1, Shift>;
+  using bits = unsigned long long;
+  std::vector<long long> limbs = std::vector<long long>(Th::limb_rows);
+  Th th{limbs.data()};
+  exact_accumulator<double> expected;
+  std::uint64_t count = 0;
+
+  static bits term(int field, std::uint64_t fraction, bool negative = false) {
+    return (bits(negative) << 63) | (bits(field) << 52) | (fraction & exact_binary64_geometry::fraction_mask);
+  }
+  // One step: at most 8 vectors of two terms.
+  void step(const std::vector<std::pair<bits, bits>>& vectors) {
+    ASSERT_LE(vectors.size(), 8u);
+    th.reserve(16);
+    for (const auto& [a, b] : vectors) {
+      const bits e[2] = {a, b};
+      if (th.wide)
+        th.add_vector(e, 0, std::true_type{});
+      else
+        th.add_vector(e, 0, std::false_type{});
+      expected.add(detred::bit_cast<double>(a));
+      expected.add(detred::bit_cast<double>(b));
+      count += 2;
+    }
+  }
+  void steps(int n, const std::vector<std::pair<bits, bits>>& vectors) {
+    for (int i = 0; i < n; ++i) step(vectors);
+  }
+  // The thread's value so far equals the terms' (a copy deposits, the thread goes on untouched).
+  bool exact_so_far() const {
+    std::vector<long long> copy = limbs;
+    Th t = th;
+    t.limbs = copy.data();
+    t.deposit();
+    exact_accumulator<double> got;
+    for (int k = 0; k < Th::limb_rows; ++k) got.set_raw(k, copy[std::size_t(k)]);
+    got.set_count(count, t.flags, 1u << 29);
+    return same_state(got, expected);
+  }
+};
+
+// Both rules (sticky: 31; 1/16: 4): a share that never switches, a switch mid-share, at a headroom boundary and right
+// after a window move; for 1/16 also the way back to narrow with window 1 still holding terms, then a move (window 1
+// must be deposited at its own base) and the way to wide again; the sticky rule stays wide through the same steps.
+template <int Shift>
+void expect_adaptive_modes() {
+  using A = adaptive_thread<Shift>;
+  constexpr int top = 1500;
+  std::mt19937_64 rng(Shift);
+  auto w0 = [&] { return A::term(top - int(rng() % 64), rng(), rng() & 1); };        // window 0
+  auto w1 = [&] { return A::term(top - 64 - int(rng() % 64), rng(), rng() & 1); };   // window 1
+  auto below = [&] { return A::term(int(rng() % (top - 128)), rng(), rng() & 1); };  // below both windows
+  const std::string rule = "shift " + std::to_string(Shift);
+  {  // Never switches: window 0 and terms below both windows, but nothing window 1 alone would take.
+    A a;
+    a.step({{A::term(top, 1), w0()}});
+    for (int i = 0; i < 300; ++i) {
+      a.step({{w0(), w0()}, {w0(), below()}, {below(), below()}, {w0(), w0()}});
+      ASSERT_FALSE(a.th.wide) << rule << " step " << i;
+      ASSERT_TRUE(a.th.acc[1] == 0) << rule;
+    }
+    ASSERT_TRUE(a.exact_so_far()) << rule << " never switches";
+  }
+  {  // Mid-share: narrow for 5 steps, a vector into window 1 (slow, counted), wide from the next step on.
+    A a;
+    a.step({{A::term(top, 1), w0()}});
+    a.steps(5, {{w0(), w0()}, {w0(), w0()}});
+    ASSERT_FALSE(a.th.wide);
+    a.step({{w0(), w1()}, {w0(), w0()}});
+    ASSERT_FALSE(a.th.wide) << rule << ": the mode changes at the next step";
+    ASSERT_TRUE(a.th.acc[1] == 0) << rule << ": the narrow step took window 1's term by the slow path";
+    ASSERT_TRUE(a.exact_so_far()) << rule;
+    a.step({{w1(), w1()}});
+    ASSERT_TRUE(a.th.wide) << rule;
+    ASSERT_TRUE(a.th.acc[1] != 0) << rule << ": the wide step took window 1 by the fast path";
+    a.steps(50, {{w0(), w1()}, {w1(), below()}, {w0(), w0()}});
+    ASSERT_TRUE(a.exact_so_far()) << rule << " mid-share";
+  }
+  {  // At a headroom boundary: the vector into window 1 in the last step before the deposit; the next reserve deposits
+     // and switches.
+    A a;
+    a.step({{A::term(top, 1), w0()}});
+    const int before = int(A::Th::headroom / 16) - 2;  // the first step reserved 16 too: room 16 after these
+    a.steps(before, {{w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()}});
+    ASSERT_EQ(a.th.room, 16u);
+    a.step({{w0(), w0()},
+            {w1(), w0()},
+            {w0(), w0()},
+            {w0(), w0()},
+            {w0(), w0()},
+            {w0(), w0()},
+            {w0(), w0()},
+            {w0(), w0()}});
+    ASSERT_EQ(a.th.room, 0u);
+    ASSERT_FALSE(a.th.wide);
+    ASSERT_TRUE(a.th.acc[0] != 0);
+    a.step({{w1(), w1()}});  // reserve: deposit, then the vote
+    ASSERT_TRUE(a.th.wide) << rule;
+    ASSERT_EQ(a.th.room, A::Th::headroom - 16);
+    ASSERT_TRUE(a.th.acc[0] == 0 && a.th.acc[1] != 0) << rule;
+    a.steps(200, {{w1(), w0()}, {w1(), w1()}, {w0(), w0()}, {w0(), w1()}});
+    ASSERT_TRUE(a.exact_so_far()) << rule << " at a headroom boundary";
+  }
+  {  // Right after a move: narrow at top, a vector whose larger term moves the windows up 70 fields and whose other
+     // term lands in the new window 1; wide from the next step, its terms at the new windows' bases.
+    A a;
+    a.step({{A::term(top, 1), w0()}, {w0(), w0()}});
+    const int up = top + 70;
+    a.step({{A::term(up, rng()), A::term(up - 100, rng(), true)}});
+    ASSERT_EQ(a.th.top, up);
+    ASSERT_FALSE(a.th.wide);
+    ASSERT_TRUE(a.exact_so_far()) << rule;
+    a.step({{A::term(up - 100, rng()), A::term(up - 5, rng(), true)}, {A::term(up - 127, 1), A::term(up - 64, 0)}});
+    ASSERT_TRUE(a.th.wide) << rule;
+    ASSERT_TRUE(a.th.acc[1] != 0);
+    a.steps(20, {{A::term(up - 64 - int(rng() % 64), rng()), A::term(up - int(rng() % 64), rng(), true)}});
+    ASSERT_TRUE(a.exact_so_far()) << rule << " right after a move";
+  }
+  {  // Back to narrow (1/16) with window 1 holding terms, a move, and wide again; sticky stays wide.
+    A a;
+    a.step({{A::term(top, 1), w0()}});
+    a.step({{w1(), w0()}});  // narrow: slow, rescued 1
+    a.step({{w1(), w1()}, {w1(), w0()}});
+    ASSERT_TRUE(a.th.wide);
+    ASSERT_EQ(a.th.rescued, 3u);
+    a.steps(16, {{below(), w0()}, {w0(), below()}, {below(), below()}, {w0(), w0()}});  // 48 slow vectors
+    ASSERT_EQ(a.th.slow, 48u);
+    a.step({{w0(), w0()}});
+    ASSERT_EQ(a.th.wide, Shift >= 31) << rule << ": rescued 3 > 48 >> shift";
+    ASSERT_TRUE(a.th.acc[1] != 0) << "window 1 still holds the wide steps' terms";
+    const int up = top + 3;
+    a.step({{A::term(up, rng()), A::term(top - 40, rng())}});  // a move by 3 fields, in the narrow mode for 1/16
+    ASSERT_EQ(a.th.top, up);
+    ASSERT_TRUE(a.th.acc[1] == 0) << "the move deposited window 1";
+    ASSERT_TRUE(a.exact_so_far()) << rule << " a move after the way back";
+    auto v1 = [&] { return A::term(up - 64 - int(rng() % 64), rng(), rng() & 1); };
+    auto v0 = [&] { return A::term(up - int(rng() % 64), rng(), rng() & 1); };
+    a.steps(4, {{v1(), v0()}, {v1(), v1()}});  // narrow: slow, rescued 5 > 48 >> 4 at the next step
+    ASSERT_TRUE(a.th.wide) << rule;
+    ASSERT_TRUE(a.th.acc[1] != 0) << rule;
+    a.steps(30, {{v1(), v0()}, {below(), v0()}, {v1(), below()}});
+    ASSERT_TRUE(a.exact_so_far()) << rule << " wide again";
+  }
+}
+
+TEST(CudaExactKernelOnHost, AdaptiveWindowsModes) {
+  expect_adaptive_modes<31>();
+  expect_adaptive_modes<4>();
 }
 
 TEST(CudaExactKernelOnHost, HalfWidensExactly) {

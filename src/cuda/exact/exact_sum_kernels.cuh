@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <type_traits>
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/error.hpp"
@@ -84,8 +85,17 @@ enum class exact_block_algorithm {
   // normal, ill-conditioned to 1e30: about 100 binades); every other term goes by a lean slow path straight from its
   // bits (no generic decode) into the thread's limbs; one path per 16-byte vector (no split of a warp term by term);
   // limb rows 0 .. 66 only and a block size of its own (128 threads: 67 KiB a block, three blocks an SM). Order-free
-  // and exact like the others (docs/EXACT.md "Adjacent windows for binary64"); speed not yet measured.
+  // and exact like the others (docs/EXACT.md "Adjacent windows for binary64"). H100, 1 GiB: K = 1 0.89x CUB on
+  // uniform and normal but 0.46x on ill-conditioned data; K = 2 0.79x there but 0.81-0.82x on uniform and normal.
   adjacent_windows,
+  // binary64 only: adjacent_windows with two windows and a warp-uniform mode, to have K = 1's speed while the data
+  // stay in window 0 and K = 2's when they reach window 1. Each warp starts narrow (window 0 alone: K = 1's test and
+  // add); once a step the warp votes (__any_sync): wide (both windows: K = 2's) while some lane has met more vectors
+  // that only the wide mode takes fast than 2^-s times its vectors below both windows (s = 31: sticky, wide from the
+  // first such vector on). One branch on the mode a step, no divergence between modes inside a warp. The mode only
+  // chooses which exact path adds a term (docs/EXACT.md "Adaptive windows"): the same bits as every other variant.
+  // Speed not yet measured.
+  adaptive_windows,
 };
 
 // Kernel 1's tuning (speed only: every choice adds the same exact values; bench_cuda_exact --variants compares them):
@@ -142,6 +152,23 @@ struct exact_windows_tuning {
                                         ? int((228u * 1024u) / (shared_bytes + 1024u + 640u))
                                         : 1;
 };
+// The adaptive_windows algorithm (binary64): adjacent_windows' tuning with K = 2 (the same shared memory and limb
+// rows) and the mode's rule: wide while some lane of the warp has more rescued vectors than 2^-AdaptShift times its
+// slow ones (31: sticky).
+template <class T, int Unroll, int BlockThreads, int AdaptShift>
+struct exact_adaptive_windows_tuning : exact_windows_tuning<T, Unroll, 2, BlockThreads> {
+  static_assert(AdaptShift >= 0 && AdaptShift <= 31, "a shift 0 .. 31");
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::adaptive_windows;
+  static constexpr int adapt_shift = AdaptShift;
+};
+// The windows thread's AdaptShift for a tuning: the adaptive tuning's, -1 (no mode) for adjacent_windows.
+template <class Tune>
+DETRED_HD constexpr int exact_adapt_shift() {
+  if constexpr (requires { Tune::adapt_shift; })
+    return Tune::adapt_shift;
+  else
+    return -1;
+}
 // Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 keeps the
 // register window (per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful occupancy:
 // docs/EXACT.md "Why binary64 keeps the window").
@@ -362,12 +389,27 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
       }
       th.reserve(U * E);
+      // A thread with a warp-uniform mode (adaptive_windows) branches on it once a step, not once a vector.
+      auto step = [&](auto... mode) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        exact_bits<T> e[E];
+        for (int u = 0; u < U; ++u) {
+          exact_bits<T> e[E];
 #pragma unroll
-        for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
-        th.add_vector(e, u * E);
+          for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
+          th.add_vector(e, u * E, mode...);
+        }
+      };
+      if constexpr (requires { Thread::adaptive; }) {
+        if constexpr (Thread::adaptive) {
+          if (th.wide)
+            step(std::true_type{});
+          else
+            step(std::false_type{});
+        } else {
+          step();
+        }
+      } else {
+        step();
       }
       if (!more) break;
     }
@@ -427,8 +469,9 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
     if (th.rescan) th.flags |= exact_special_flags<T, B>(x, n, head, vectors, per_block, block, tid);
     return th.flags;
-  } else if constexpr (Tune::algorithm == exact_block_algorithm::adjacent_windows) {
-    exact_windows_thread<Tune::windows, B> th{limbs};
+  } else if constexpr (Tune::algorithm == exact_block_algorithm::adjacent_windows ||
+                       Tune::algorithm == exact_block_algorithm::adaptive_windows) {
+    exact_windows_thread<Tune::windows, B, exact_adapt_shift<Tune>()> th{limbs};
 #pragma unroll 1
     for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);

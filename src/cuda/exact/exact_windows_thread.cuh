@@ -5,9 +5,12 @@
 // the bits into the thread's own limbs in shared memory. One path per 16-byte vector: a vector with any term outside
 // the windows takes the slow path for all its terms, so lanes do not split term by term. Both paths add the same exact
 // value, so the choice never shows in a bit. Exactness, headroom and flags: docs/EXACT.md.
+// Also `adaptive_windows`: the same thread with two windows and a warp-uniform mode, narrow (window 0 alone, K = 1's
+// instructions) or wide (both windows), chosen by a vote of the warp once a step (docs/EXACT.md "Adaptive windows").
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/config.hpp"
@@ -39,6 +42,17 @@ DETRED_HD DETRED_INLINE unsigned exact_funnel_left(unsigned lo, unsigned hi, int
   return __funnelshift_l(lo, hi, unsigned(s));
 #else
   return unsigned(((((unsigned long long)hi) << 32 | lo) << s) >> 32);
+#endif
+}
+
+// Whether `p` holds for some thread of the calling warp (device: a vote of the lanes active here), or for the thread
+// itself (host: the emulation runs threads one by one). adaptive_windows' mode vote: the vote only chooses which exact
+// path adds a term, so a vote over fewer lanes (divergent tail) or over one thread cannot change a bit.
+DETRED_HD DETRED_INLINE bool exact_warp_any(bool p) {
+#ifdef __CUDA_ARCH__
+  return __any_sync(__activemask(), p);
+#else
+  return p;
 #endif
 }
 
@@ -78,7 +92,12 @@ DETRED_HD DETRED_INLINE void exact_binary64_slow(long long* limbs, unsigned long
 // top - 64w - 63 .. top - 64w in acc[w], in units of 2^(base_w - 1075), base_w = top - 64w - 63; a term of field f
 // in it is its integer significand shifted left by f - base_w = 63 - ((top - f) mod 64). Limb row k of the thread at
 // limbs[k * BlockThreads].
-template <int Windows, int BlockThreads>
+// AdaptShift >= 0: `adaptive_windows` (Windows = 2). The same layout and deposits, and a mode, `wide`: narrow takes
+// only vectors inside window 0 by the fast path (K = 1's test and add), wide every vector inside the windows (K = 2's).
+// Each step (reserve) the warp votes: wide while some lane has met more vectors that only the wide mode takes fast
+// (`rescued`) than 2^-AdaptShift times the vectors below every window (`slow`); AdaptShift = 31: wide from the first
+// rescued vector on, for good (sticky). The mode only chooses the path; acc[1] is kept, moved and deposited in both.
+template <int Windows, int BlockThreads, int AdaptShift = -1>
 struct exact_windows_thread {
   using G = exact_binary64_geometry;
   using S = G::S;
@@ -86,6 +105,8 @@ struct exact_windows_thread {
   using acc_t = __int128;
   using uacc = unsigned __int128;
   static_assert(Windows >= 1 && Windows <= 8, "adjacent windows: 1 to 8");
+  static constexpr bool adaptive = AdaptShift >= 0;
+  static_assert(!adaptive || (Windows == 2 && AdaptShift <= 31), "adaptive windows: two windows, a shift 0 .. 31");
   static constexpr int width = 64;  // fields per window: shifts 0 .. 63, shifted significands below 2^116
   static constexpr int span = width * Windows;
   // The lowest `top` after a move: every window's bottom field top - span + 1 is then >= 1, so a fast term is normal.
@@ -102,6 +123,11 @@ struct exact_windows_thread {
   unsigned room = headroom;
   unsigned flags = 0;
   unsigned others = 0;  // nonzero once the slow path met a term other than -0.0 (fast terms: a move set the flag)
+  // adaptive_windows: the mode (narrow at the start) and the thread's counts of vectors since its start: inside the
+  // windows but not inside window 0 (`rescued`), outside every window after any move (`slow`).
+  bool wide = !adaptive;
+  unsigned rescued = 0;
+  unsigned slow = 0;
 
   // acc[w] * 2^(base_w - 1075) into the limbs: |acc[w]| < 2^127 shifted to bit pos = base_w + 13 of the layout
   // (14 <= pos <= 2046 - 63 + 13 = 1996) as five 32-bit digits, limbs pos / 32 .. pos / 32 + 4 <= 66, with acc's sign.
@@ -128,16 +154,20 @@ struct exact_windows_thread {
     for (int w = 0; w < Windows; ++w) deposit_window(w);
   }
 
-  // Makes room for `count` more fast adds (called once per step, before its terms).
+  // Makes room for `count` more fast adds (called once per step, before its terms); adaptive_windows: then the warp's
+  // vote on the mode of the step (after the deposit: the mode never touches the accumulators).
   DETRED_HD DETRED_INLINE void reserve(unsigned count) {
     if (room < count) {
       deposit_all();
       room = headroom;
     }
     room -= count;
+    if constexpr (adaptive) wide = exact_warp_any(rescued > (slow >> AdaptShift));
   }
 
-  // A normal term of field f, top - span < f <= top: (-1)^s m << shift into its window's accumulator.
+  // A normal term of field f, top - span < f <= top (Wide) or top - width < f <= top (narrow: window 0 only):
+  // (-1)^s m << shift into its window's accumulator.
+  template <bool Wide>
   DETRED_HD DETRED_INLINE void fast(bits b, int field) {
     const int d = top - field;  // 0 .. span - 1
     const int shift = (width - 1) - (d & (width - 1));
@@ -147,7 +177,7 @@ struct exact_windows_thread {
     // -v = (v ^ all ones) + 1: the sign mask and the sign bit as the carry in.
     const uacc sign = uacc(acc_t((long long)b >> 63));
     const acc_t x = acc_t((v ^ sign) + uacc(b >> 63));
-    if constexpr (Windows == 1) {
+    if constexpr (Windows == 1 || !Wide) {
       acc[0] += x;
     } else {
       const int w = d >> 6;
@@ -157,10 +187,12 @@ struct exact_windows_thread {
     }
   }
 
-  // The E terms of one vector, all by one path: the windows when every term is in them (one test), else the slow path
-  // for every term, after moving the windows up if a finite term lies above `top`.
-  template <int E>
-  DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int /*first*/ = 0) {
+  // The E terms of one vector, all by one path: the windows (Wide: all of them; narrow: window 0) when every term is
+  // in them (one test), else the slow path for every term, after moving the windows up if a finite term lies above
+  // `top`.
+  template <bool Wide, int E>
+  DETRED_HD DETRED_INLINE void add_vector_in(const bits (&b)[E]) {
+    constexpr unsigned limit = Wide ? unsigned(span) : unsigned(width);
     int field[E];
     unsigned worst = 0;
 #pragma unroll
@@ -169,33 +201,55 @@ struct exact_windows_thread {
       const unsigned d = unsigned(top - field[j]);  // >= span (as unsigned) when f > top or f below the windows
       worst = d > worst ? d : worst;
     }
-    if (worst >= unsigned(span)) {
-      int highest = 0;  // the vector's largest finite field
-#pragma unroll
-      for (int j = 0; j < E; ++j) {
-        const int f = field[j] == G::special_field ? 0 : field[j];
-        highest = f > highest ? f : highest;
-      }
-      if (highest > top && highest > 0) {
-        // A nonzero finite term above the windows: deposit them all and move them up.
-        deposit_all();
-        top = highest > lowest_top ? highest : lowest_top;
-        flags |= S::flag_not_only_negative_zero;
-        worst = 0;
+    if (worst >= limit) {
+      if (worst >= unsigned(span)) {
+        int highest = 0;  // the vector's largest finite field
 #pragma unroll
         for (int j = 0; j < E; ++j) {
-          const unsigned d = unsigned(top - field[j]);
-          worst = d > worst ? d : worst;
+          const int f = field[j] == G::special_field ? 0 : field[j];
+          highest = f > highest ? f : highest;
+        }
+        if (highest > top && highest > 0) {
+          // A nonzero finite term above the windows: deposit them all and move them up.
+          deposit_all();
+          top = highest > lowest_top ? highest : lowest_top;
+          flags |= S::flag_not_only_negative_zero;
+          worst = 0;
+#pragma unroll
+          for (int j = 0; j < E; ++j) {
+            const unsigned d = unsigned(top - field[j]);
+            worst = d > worst ? d : worst;
+          }
         }
       }
-      if (worst >= unsigned(span)) {
+      if (worst >= limit) {
+        if constexpr (adaptive) {
+          const bool inside = worst < unsigned(span);  // only narrow mode gets here with a vector inside the windows
+          rescued += inside;
+          slow += !inside;
+        }
 #pragma unroll
         for (int j = 0; j < E; ++j) exact_binary64_slow<BlockThreads>(limbs, b[j], flags, others);
         return;
       }
     }
+    if constexpr (adaptive && Wide) rescued += worst / unsigned(width);  // 1 when a term is in window 1, else 0
 #pragma unroll
-    for (int j = 0; j < E; ++j) fast(b[j], field[j]);
+    for (int j = 0; j < E; ++j) fast<Wide>(b[j], field[j]);
+  }
+
+  // One vector in the thread's current mode (adjacent_windows: always all windows).
+  template <int E>
+  DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int /*first*/ = 0) {
+    if (!adaptive || wide)
+      add_vector_in<true>(b);
+    else
+      add_vector_in<false>(b);
+  }
+  // One vector of a step in the mode the step was dispatched on (exact_thread_terms: one branch a step, not a vector).
+  template <int E, bool Wide>
+  DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int /*first*/, std::bool_constant<Wide>) {
+    add_vector_in<Wide || !adaptive>(b);
   }
 
   // One term (the head and tail elements of block 0).
