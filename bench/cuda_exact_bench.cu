@@ -4,9 +4,13 @@
 // the device (64 to 256 copies: far larger than the L2). The exact result is checked against exact_accumulator
 // states (the base block's state merged once per copy), bit for bit, on every timed call. Median of `reps` CUDA-event
 // timings of one call each, workspaces preallocated; then the latency at n = 2^16.
-// With --variants, kernel 1's other algorithm and tunings (src/cuda/exact/exact_sum_kernels.cuh: exact_tuning_of for
-// the register window, exact_bins_tuning for the exponent bins) are timed and checked the same way, for every type.
-// Usage: bench_cuda_exact [reps] [--variants]   (default 15)
+// With --variants, kernel 1's other algorithms and tunings (src/cuda/exact/exact_sum_kernels.cuh: exact_tuning_of for
+// the register window, exact_bins_tuning for the exponent bins, exact_windows_tuning for binary64's adjacent windows)
+// are timed and checked the same way, for every type.
+// `bench_cuda_exact profile [log2 n]` (for ncu: -k regex:exact_block): binary64 only, n = 2^24 by default, the full
+// range and ill-conditioned data sets, one call of the default and of each binary64 variant each, in the order it
+// prints; the results are checked too.
+// Usage: bench_cuda_exact [reps] [--variants]   (default 15)   |   bench_cuda_exact profile [log2 n]
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -102,13 +106,50 @@ std::uint64_t raw(T x) {
 
 // Tunings compared by --variants (the default's figures are the main lines): for the binary32 family the register
 // window (the former default, exact_window_tuning) beside the exponent bins at other unrolls, so one run compares the
-// two algorithms on every data set; for binary64 the window's other tunings.
+// two algorithms on every data set; for binary64 the window's other tunings and the adjacent windows (issue 17):
+// one window at 256 and 128 threads a block (the lean slow path without and with the higher occupancy), 2 to 4
+// windows at 128 threads, 2 windows at 256 and at 64 threads, and 2 windows with 16 vectors a step; then the adaptive
+// windows at 256 threads, unroll 8: `sticky` (a warp goes wide at its first vector only window 1 takes, for good) and
+// `adaptive` (wide while some lane has more such vectors than 1/16 of its vectors below both windows).
 namespace dd = detred::cuda::detail;
 template <class T>
 using variants = std::conditional_t<
-    std::same_as<T, double>, std::tuple<dd::exact_tuning_of<T, 16, 1, false>, dd::exact_tuning_of<T, 16, 1, true>>,
+    std::same_as<T, double>,
+    std::tuple<dd::exact_tuning_of<T, 16, 1, false>, dd::exact_tuning_of<T, 16, 1, true>,
+               dd::exact_windows_tuning<T, 8, 1, 256>, dd::exact_windows_tuning<T, 8, 1, 128>,
+               dd::exact_windows_tuning<T, 8, 2, 128>, dd::exact_windows_tuning<T, 8, 3, 128>,
+               dd::exact_windows_tuning<T, 8, 4, 128>, dd::exact_windows_tuning<T, 8, 2, 256>,
+               dd::exact_windows_tuning<T, 8, 2, 64>, dd::exact_windows_tuning<T, 16, 2, 128>,
+               dd::exact_adaptive_windows_tuning<T, 8, 256, 31>, dd::exact_adaptive_windows_tuning<T, 8, 256, 4>>,
     std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
                dd::exact_bins_tuning<T, 4>, dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;
+
+template <class Tune>
+const char* algorithm_name() {
+  switch (Tune::algorithm) {
+    case dd::exact_block_algorithm::exponent_bins:
+      return "bins";
+    case dd::exact_block_algorithm::adjacent_windows:
+      return "windows";
+    case dd::exact_block_algorithm::adaptive_windows:
+      return dd::exact_adapt_shift<Tune>() >= 31 ? "sticky" : "adaptive";
+    default:
+      return "window";
+  }
+}
+
+// Fills d[0..n) with the base data set (kBase elements) repeated; returns the exact accumulator's rounding of it.
+template <class A, class T>
+A fill(T* d, std::size_t n, test::exact_dataset set) {
+  const std::vector<T> base = test::exact_data<T>(set, kBase, 11);
+  check(cudaMemcpy(d, base.data(), kBase * sizeof(T), cudaMemcpyHostToDevice), "copy");
+  for (std::size_t have = kBase; have < n; have *= 2)
+    check(cudaMemcpy(d + have, d, std::min(have, n - have) * sizeof(T), cudaMemcpyDeviceToDevice), "copy");
+  exact_accumulator_for<T> one, all;
+  one.add(base.data(), base.size());
+  for (std::size_t c = 0; c < n / kBase; ++c) all.merge(one);
+  return all.template rounded<A>();
+}
 
 template <class A, class T>
 bool run(const char* tname, int reps, bool with_variants) {
@@ -128,14 +169,7 @@ bool run(const char* tname, int reps, bool with_variants) {
   check(cudaMalloc(&temp, temp_bytes), "cudaMalloc");
   bool ok = true;
   for (test::exact_dataset set : test::all_exact_datasets) {
-    const std::vector<T> base = test::exact_data<T>(set, kBase, 11);
-    check(cudaMemcpy(d, base.data(), kBase * sizeof(T), cudaMemcpyHostToDevice), "copy");
-    for (std::size_t have = kBase; have < n; have *= 2)
-      check(cudaMemcpy(d + have, d, std::min(have, n - have) * sizeof(T), cudaMemcpyDeviceToDevice), "copy");
-    exact_accumulator_for<T> one, all;
-    one.add(base.data(), base.size());
-    for (std::size_t c = 0; c < n / kBase; ++c) all.merge(one);
-    const A expected = all.template rounded<A>();
+    const A expected = fill<A>(d, n, set);
     bool same = true;
     // Correctness outside the timed region, then timing of the call alone.
     for (int r = 0; r < 3; ++r) {
@@ -172,10 +206,10 @@ bool run(const char* tname, int reps, bool with_variants) {
                   const bool v_same = raw(got) == raw(expected);
                   ok = ok && v_same;
                   std::printf(
-                      "      variant %-6s unroll=%d columns=%d atomic=%d: %7.1f GB/s (%.3f ms)  /CUB %.2f  exact==ref "
-                      "%s\n",
-                      Tune::algorithm == dd::exact_block_algorithm::exponent_bins ? "bins" : "window", Tune::unroll,
-                      Tune::columns, int(Tune::atomic), gb / (ms * 1e-3), ms, cub_ms / ms, v_same ? "yes" : "NO");
+                      "      variant %-7s unroll=%d columns=%d atomic=%d windows=%d threads=%d: %7.1f GB/s (%.3f ms)  "
+                      "/CUB %.2f  exact==ref %s\n",
+                      algorithm_name<Tune>(), Tune::unroll, Tune::columns, int(Tune::atomic), Tune::windows,
+                      Tune::block_threads, gb / (ms * 1e-3), ms, cub_ms / ms, v_same ? "yes" : "NO");
                 }(),
                 ...);
           },
@@ -207,10 +241,50 @@ bool run(const char* tname, int reps, bool with_variants) {
   cudaFree(d);
   return ok;
 }
+// One call each of the binary64 default and variants on 2^log2n terms of the full-range and ill-conditioned data sets,
+// for a profiler (ncu -k regex:exact_block): the launches come in the order printed. Results checked.
+bool profile(int log2n) {
+  using T = double;
+  const std::size_t n = std::max(kBase, std::size_t{1} << log2n);
+  T* d = nullptr;
+  T* d_out = nullptr;
+  check(cudaMalloc(&d, n * sizeof(T)), "cudaMalloc");
+  check(cudaMalloc(&d_out, sizeof(T)), "cudaMalloc");
+  const std::size_t ws_bytes = cuda::sum_workspace_bytes(n);
+  void* ws = nullptr;
+  check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
+  bool ok = true;
+  int launch = 0;
+  for (test::exact_dataset set : {test::exact_dataset::full_range, test::exact_dataset::ill}) {
+    const T expected = fill<T>(d, n, set);
+    auto one = [&]<class Tune>(Tune) {
+      cuda::detail::launch_exact_sum_tuned<T, T, Tune>(d, n, d_out, ws, nullptr);
+      T got;
+      check(cudaMemcpy(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost), "copy");
+      ok = ok && raw(got) == raw(expected);
+      std::printf(
+          "profile launch %2d: f64 %-10s n=2^%d %-7s unroll=%d columns=%d atomic=%d windows=%d threads=%d  "
+          "exact==ref %s\n",
+          launch++, test::name_of(set), log2n, algorithm_name<Tune>(), Tune::unroll, Tune::columns, int(Tune::atomic),
+          Tune::windows, Tune::block_threads, raw(got) == raw(expected) ? "yes" : "NO");
+    };
+    one(dd::exact_default_tuning<T>{});
+    std::apply([&]<class... Tune>(Tune... t) { (one(t), ...); }, variants<T>{});
+  }
+  cudaFree(ws);
+  cudaFree(d_out);
+  cudaFree(d);
+  return ok;
+}
 }  // namespace exact_bench
 
 int main(int argc, char** argv) {
   using namespace exact_bench;
+  if (argc > 1 && std::string(argv[1]) == "profile") {
+    const bool ok = profile(argc > 2 ? std::atoi(argv[2]) : 24);
+    std::printf("%s\n", ok ? "all exact results equal the reference" : "SOME EXACT RESULT DIFFERS");
+    return ok ? 0 : 1;
+  }
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
   const bool with_variants = argc > 2 && std::string(argv[2]) == "--variants";
   cudaDeviceProp prop{};

@@ -3,8 +3,9 @@
 // launch's partition, under both algorithms (register_window, exponent_bins) and several tunings, the threads' limbs
 // added as the kernel adds them; the state (normalised limbs and flags) and its rounding must equal the CPU exact
 // accumulator's bit for bit. Also the window's headroom (a deposit before the register accumulator could overflow),
-// the bins' flush period (a flush before a bin could round), the bins' index and units, and the binary16 widening over
-// all 65536 bit patterns. Label `cpu`: built with the CUDA targets, needs no device.
+// the bins' flush period (a flush before a bin could round), the bins' index and units, the binary16 widening over
+// all 65536 bit patterns, and for binary64's adjacent windows their edges, headroom and lean slow path. Label `cpu`:
+// built with the CUDA targets, needs no device.
 #include <gtest/gtest.h>
 
 #pragma nv_diag_suppress 445  // for_each_type_pair's template lambdas (A, T not in the parameter types)
@@ -16,6 +17,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "src/cuda/exact/exact_sum_kernels.cuh"
@@ -37,7 +39,7 @@ std::uint64_t raw(T x) {
 template <class T, class Tune>
 exact_state<T> emulated_exact_state(const std::vector<T>& x, std::uint64_t wanted, int offset) {
   using S = exact_state<T>;
-  constexpr int L = S::limb_count, B = exact_block_threads, C = Tune::columns, R = Tune::limb_rows;
+  constexpr int L = S::limb_count, B = Tune::block_threads, C = Tune::columns, R = Tune::limb_rows;
   const std::uint64_t n = x.size();
   std::vector<uint4> storage((n * sizeof(T) + 64) / sizeof(uint4) + 1);
   T* data = reinterpret_cast<T*>(storage.data()) + offset;
@@ -85,20 +87,25 @@ void expect_emulated_exact_tuned(const std::vector<T>& x, const exact_state<T>& 
       ASSERT_TRUE(same_state(got, expected))
           << what << " (state) " << float_traits<T>::name << " n=" << x.size() << " offset=" << offset
           << " blocks=" << wanted << " algorithm=" << int(Tune::algorithm) << " unroll=" << Tune::unroll
-          << " columns=" << Tune::columns;
+          << " columns=" << Tune::columns << " windows=" << Tune::windows << " threads=" << Tune::block_threads;
       ASSERT_EQ(raw(got.template rounded<A>()), raw(expected.template rounded<A>()))
           << what << " " << float_traits<A>::name << "<-" << float_traits<T>::name << " n=" << x.size()
-          << " offset=" << offset << " blocks=" << wanted << " unroll=" << Tune::unroll << " columns=" << Tune::columns;
+          << " offset=" << offset << " blocks=" << wanted << " unroll=" << Tune::unroll << " columns=" << Tune::columns
+          << " windows=" << Tune::windows << " threads=" << Tune::block_threads;
     }
 }
 
-// The tunings the host emulation runs: the default, the register window's former defaults and others, and for the
-// binary32 family the exponent bins at other unrolls (bench_cuda_exact --variants times them).
+// The tunings the host emulation runs: the default, the register window's former defaults and others, for binary64
+// the adjacent windows (1 to 4 windows, 64 to 256 threads a block, unrolls 1 to 16) and the adaptive windows (sticky
+// and 1/16; on the host each thread's vote is its own predicate), and for the binary32 family the
+// exponent bins at other unrolls (bench_cuda_exact --variants times them).
 template <class T>
 using host_tunings = std::conditional_t<
     std::same_as<T, double>,
     std::tuple<exact_default_tuning<T>, exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 8, 2, false>,
-               exact_tuning_of<T, 4, 3, true>>,
+               exact_tuning_of<T, 4, 3, true>, exact_windows_tuning<T, 8, 1, 256>, exact_windows_tuning<T, 8, 2, 128>,
+               exact_windows_tuning<T, 1, 3, 64>, exact_windows_tuning<T, 16, 4, 128>,
+               exact_adaptive_windows_tuning<T, 8, 256, 31>, exact_adaptive_windows_tuning<T, 4, 64, 4>>,
     std::tuple<exact_default_tuning<T>, exact_bins_tuning<T, 1>, exact_bins_tuning<T, 8>, exact_window_tuning<T>,
                exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 4, 3, true>>>;
 
@@ -129,7 +136,7 @@ TEST(CudaExactKernelOnHost, DataSetsWindowBoundariesAndZeros) {
 template <class T>
 void expect_headroom_kept(T largest, std::uint64_t count) {
   using S = exact_state<T>;
-  std::vector<long long> limbs(std::size_t(S::limb_count) * exact_block_threads * 4);
+  std::vector<long long> limbs(std::size_t(S::limb_count) * exact_block_threads * 4);  // exact_window_tuning's
   exact_thread<T, exact_window_tuning<T>> th{limbs.data()};
   S expected;
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -279,6 +286,310 @@ TEST(CudaExactKernelOnHost, BinsIndexAndUnits) {
         ASSERT_EQ(units, std::floor(units)) << f;
         ASSERT_LT(units, std::ldexp(1.0, 39)) << f;
       }
+}
+
+// The lean binary64 slow path (exact_binary64_slow) against exact_accumulator<double>::add, term by term: every
+// exponent field (subnormals, the largest binade, NaN and infinities) with the smallest, an odd, the largest and a
+// random fraction, both signs, and +-0.0: the same limbs and the same flags (docs/EXACT.md "Adjacent windows").
+TEST(CudaExactKernelOnHost, Binary64SlowPathEqualsAdd) {
+  using S = exact_accumulator<double>;
+  constexpr int rows = exact_binary64_geometry::limb_rows;
+  std::mt19937_64 rng(17);
+  const std::uint64_t fmask = exact_binary64_geometry::fraction_mask;
+  for (std::uint64_t f = 0; f < 2048; ++f)
+    for (std::uint64_t fr : {std::uint64_t{0}, std::uint64_t{1}, fmask, rng() & fmask, (rng() & fmask) | 1})
+      for (std::uint64_t sg : {std::uint64_t{0}, std::uint64_t{1} << 63}) {
+        const std::uint64_t b = sg | (f << 52) | fr;
+        long long limbs[rows] = {};
+        unsigned flags = 0;
+        unsigned others = 0;
+        exact_binary64_slow<1>(limbs, b, flags, others);
+        if (others) flags |= S::flag_not_only_negative_zero;
+        S expected;
+        expected.add(detred::bit_cast<double>(b));
+        S got;
+        for (int k = 0; k < rows; ++k) got.set_raw(k, limbs[k]);
+        got.set_count(1, flags, 1);
+        ASSERT_TRUE(same_state(got, expected)) << std::hex << b;
+        ASSERT_EQ(flags, expected.flags()) << std::hex << b;
+      }
+}
+
+// Terms at the adjacent windows' edges (docs/EXACT.md "Adjacent windows for binary64") for threads whose top field
+// settles at `top`: fields top - 64w - j for w = 0 .. 4 and j = 0, 1, 62, 63 (every window's top and bottom field
+// for 1 to 4 windows, and the fields just below the lowest one), field 0 (subnormals, +-0.0), and in the second half
+// fields above top (moves by 1, 63, 64, 65 and 300 binades, at most 2046). With a small top (below 64K) the windows
+// stop at field 1 and the lowest fields are subnormal. Random signs and fractions.
+std::vector<double> windows_boundary_data(std::size_t n, std::uint64_t seed, int top) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> x(n);
+  constexpr int j_of[4] = {0, 1, 62, 63};
+  constexpr int up[5] = {1, 63, 64, 65, 300};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = rng(), r2 = rng();
+    const int c = int(r2 % 24);
+    int field = top;
+    if (c < 20)
+      field = top - 64 * (c / 4) - j_of[c % 4];
+    else if (c == 20)
+      field = 0;
+    else if (i >= n / 2)
+      field = std::min(2046, top + up[(r2 >> 8) % 5]);
+    if (field < 0) field = 0;
+    std::uint64_t fraction = r & exact_binary64_geometry::fraction_mask;
+    if (field == 0 && (r2 >> 12) % 3 == 0) fraction = 0;  // +0.0 or -0.0
+    x[i] = detred::bit_cast<double>((r & (std::uint64_t{1} << 63)) | (std::uint64_t(field) << 52) | fraction);
+  }
+  return x;
+}
+
+// Huge and tiny terms mixed: the largest and smallest binades, each window width's edges above field 0, and the
+// fields just below the top windows of a top at 2046, random signs and fractions (full-range data's extremes).
+std::vector<double> huge_tiny_data(std::size_t n, std::uint64_t seed) {
+  constexpr int fields[] = {0, 0, 1, 2, 63, 64, 65, 127, 128, 255, 256, 257, 1023, 1982, 1983, 1918, 1919, 2045, 2046};
+  std::mt19937_64 rng(seed);
+  std::vector<double> x(n);
+  for (auto& v : x) {
+    const std::uint64_t r = rng(), field = std::uint64_t(fields[rng() % std::size(fields)]);
+    v = detred::bit_cast<double>((r & ((std::uint64_t{1} << 63) | exact_binary64_geometry::fraction_mask)) |
+                                 (field << 52));
+  }
+  return x;
+}
+
+TEST(CudaExactKernelOnHost, AdjacentWindowsBoundaries) {
+  for (int top : {1033, 2046, 300, 100, 64})
+    for (std::size_t n :
+         {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{17}, std::size_t{1000}, std::size_t{40000}}) {
+      const std::string what = "window boundaries, top " + std::to_string(top);
+      expect_emulated_exact<double, double>(windows_boundary_data(n, n + std::size_t(top), top), what.c_str());
+    }
+  for (std::size_t n : {std::size_t{5}, std::size_t{999}, std::size_t{30001}})
+    expect_emulated_exact<double, double>(huge_tiny_data(n, n), "huge and tiny");
+}
+
+// One thread: a term at field F (moves the windows: top = F), then 3 * headroom + 5 terms of one sign at field
+// F - 64w with the largest fraction, the largest value window w takes (significand 2^53 - 1 shifted by 63). The
+// accumulators must be deposited in time: with the headroom doubled acc[w] would pass 2^127 and wrap. Also checks
+// that the terms went to window w (acc[w] != 0 before the first deposit).
+template <class Tune>
+void expect_windows_headroom_kept() {
+  using Th = exact_windows_thread<Tune::windows, Tune::block_threads>;
+  constexpr int B = Tune::block_threads;
+  constexpr int F = 1500;
+  for (int w = 0; w < Tune::windows; ++w)
+    for (std::uint64_t sg : {std::uint64_t{0}, std::uint64_t{1} << 63}) {
+      std::vector<long long> limbs(std::size_t(Th::limb_rows) * B);
+      Th th{limbs.data()};
+      exact_accumulator<double> expected;
+      auto add = [&](std::uint64_t b) {
+        th.reserve(1);
+        th.add(b);
+        expected.add(detred::bit_cast<double>(b));
+      };
+      add(sg | (std::uint64_t(F) << 52));
+      ASSERT_EQ(th.top, F);
+      const std::uint64_t big = sg | (std::uint64_t(F - 64 * w) << 52) | exact_binary64_geometry::fraction_mask;
+      const std::uint64_t count = 3 * std::uint64_t{Th::headroom} + 5;
+      for (std::uint64_t i = 0; i < count; ++i) {
+        add(big);
+        if (i == 3) ASSERT_TRUE(th.acc[w] != 0) << "window " << w;
+      }
+      th.deposit();
+      exact_accumulator<double> got;
+      for (int k = 0; k < Th::limb_rows; ++k) got.set_raw(k, limbs[std::size_t(k) * B]);
+      got.set_count(count + 1, th.flags, 1u << 29);
+      ASSERT_TRUE(same_state(got, expected)) << "windows " << Tune::windows << " window " << w << " sign " << sg;
+    }
+}
+
+TEST(CudaExactKernelOnHost, AdjacentWindowsHeadroomIsKept) {
+  expect_windows_headroom_kept<exact_windows_tuning<double, 8, 1, 256>>();
+  expect_windows_headroom_kept<exact_windows_tuning<double, 8, 2, 128>>();
+  expect_windows_headroom_kept<exact_windows_tuning<double, 1, 3, 64>>();
+  expect_windows_headroom_kept<exact_windows_tuning<double, 16, 4, 128>>();
+}
+
+// One block of 64 threads, n around one and three headroom periods a thread (2^11 terms), so that a thread's steps
+// land before, at and after a deposit for headroom; data sets whose terms stay in the windows.
+TEST(CudaExactKernelOnHost, AdjacentWindowsLengthsAroundTheHeadroom) {
+  using Tune = exact_windows_tuning<double, 8, 2, 64>;
+  const std::size_t period = std::size_t{exact_windows_thread<2, 64>::headroom} * Tune::block_threads;
+  for (std::size_t n : {period - 1, period + 5, 3 * period + 16 * 64 + 3}) {
+    std::vector<std::pair<std::string, std::vector<double>>> sets = {
+        {"ill", exact_data<double>(exact_dataset::ill, n, n + 1)},
+        {"normal", exact_data<double>(exact_dataset::normal, n, n + 2)},
+        {"window boundaries", windows_boundary_data(n, n + 3, 1033)}};
+    for (const auto& [name, x] : sets) {
+      exact_state<double> s;
+      s.add(x.data(), x.size());
+      for (int offset : {0, 1})
+        ASSERT_TRUE(same_state(emulated_exact_state<double, Tune>(x, 1, offset), s))
+            << name << " n=" << n << " offset=" << offset;
+    }
+  }
+}
+
+// adaptive_windows' mode (docs/EXACT.md "Adaptive windows"): one thread driven as exact_thread_terms drives it (reserve
+// for a step of unroll 8, then each vector in the mode the step was dispatched on); after every step the thread's
+// limbs plus its windows (deposited in a copy) must hold exactly the terms added so far.
+template <int Shift>
+struct adaptive_thread {
+  using Th = exact_windows_thread<2, 1, Shift>;
+  using bits = unsigned long long;
+  std::vector<long long> limbs = std::vector<long long>(Th::limb_rows);
+  Th th{limbs.data()};
+  exact_accumulator<double> expected;
+  std::uint64_t count = 0;
+
+  static bits term(int field, std::uint64_t fraction, bool negative = false) {
+    return (bits(negative) << 63) | (bits(field) << 52) | (fraction & exact_binary64_geometry::fraction_mask);
+  }
+  // One step: at most 8 vectors of two terms.
+  void step(const std::vector<std::pair<bits, bits>>& vectors) {
+    ASSERT_LE(vectors.size(), 8u);
+    th.reserve(16);
+    for (const auto& [a, b] : vectors) {
+      const bits e[2] = {a, b};
+      if (th.wide)
+        th.add_vector(e, 0, std::true_type{});
+      else
+        th.add_vector(e, 0, std::false_type{});
+      expected.add(detred::bit_cast<double>(a));
+      expected.add(detred::bit_cast<double>(b));
+      count += 2;
+    }
+  }
+  void steps(int n, const std::vector<std::pair<bits, bits>>& vectors) {
+    for (int i = 0; i < n; ++i) step(vectors);
+  }
+  // The thread's value so far equals the terms' (a copy deposits, the thread goes on untouched).
+  bool exact_so_far() const {
+    std::vector<long long> copy = limbs;
+    Th t = th;
+    t.limbs = copy.data();
+    t.deposit();
+    exact_accumulator<double> got;
+    for (int k = 0; k < Th::limb_rows; ++k) got.set_raw(k, copy[std::size_t(k)]);
+    got.set_count(count, t.flags, 1u << 29);
+    return same_state(got, expected);
+  }
+};
+
+// Both rules (sticky: 31; 1/16: 4): a share that never switches, a switch mid-share, at a headroom boundary and right
+// after a window move; for 1/16 also the way back to narrow with window 1 still holding terms, then a move (window 1
+// must be deposited at its own base) and the way to wide again; the sticky rule stays wide through the same steps.
+template <int Shift>
+void expect_adaptive_modes() {
+  using A = adaptive_thread<Shift>;
+  constexpr int top = 1500;
+  std::mt19937_64 rng(Shift);
+  auto w0 = [&] { return A::term(top - int(rng() % 64), rng(), rng() & 1); };        // window 0
+  auto w1 = [&] { return A::term(top - 64 - int(rng() % 64), rng(), rng() & 1); };   // window 1
+  auto below = [&] { return A::term(int(rng() % (top - 128)), rng(), rng() & 1); };  // below both windows
+  const std::string rule = "shift " + std::to_string(Shift);
+  {  // Never switches: window 0 and terms below both windows, but nothing window 1 alone would take.
+    A a;
+    a.step({{A::term(top, 1), w0()}});
+    for (int i = 0; i < 300; ++i) {
+      a.step({{w0(), w0()}, {w0(), below()}, {below(), below()}, {w0(), w0()}});
+      ASSERT_FALSE(a.th.wide) << rule << " step " << i;
+      ASSERT_TRUE(a.th.acc[1] == 0) << rule;
+    }
+    ASSERT_TRUE(a.exact_so_far()) << rule << " never switches";
+  }
+  {  // Mid-share: narrow for 5 steps, a vector into window 1 (slow, counted), wide from the next step on.
+    A a;
+    a.step({{A::term(top, 1), w0()}});
+    a.steps(5, {{w0(), w0()}, {w0(), w0()}});
+    ASSERT_FALSE(a.th.wide);
+    a.step({{w0(), w1()}, {w0(), w0()}});
+    ASSERT_FALSE(a.th.wide) << rule << ": the mode changes at the next step";
+    ASSERT_TRUE(a.th.acc[1] == 0) << rule << ": the narrow step took window 1's term by the slow path";
+    ASSERT_TRUE(a.exact_so_far()) << rule;
+    a.step({{w1(), w1()}});
+    ASSERT_TRUE(a.th.wide) << rule;
+    ASSERT_TRUE(a.th.acc[1] != 0) << rule << ": the wide step took window 1 by the fast path";
+    a.steps(50, {{w0(), w1()}, {w1(), below()}, {w0(), w0()}});
+    ASSERT_TRUE(a.exact_so_far()) << rule << " mid-share";
+  }
+  {  // At a headroom boundary: the vector into window 1 in the last step before the deposit; the next reserve deposits
+     // and switches.
+    A a;
+    a.step({{A::term(top, 1), w0()}});
+    const int before = int(A::Th::headroom / 16) - 2;  // the first step reserved 16 too: room 16 after these
+    a.steps(before, {{w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()},
+                     {w0(), w0()}});
+    ASSERT_EQ(a.th.room, 16u);
+    a.step({{w0(), w0()},
+            {w1(), w0()},
+            {w0(), w0()},
+            {w0(), w0()},
+            {w0(), w0()},
+            {w0(), w0()},
+            {w0(), w0()},
+            {w0(), w0()}});
+    ASSERT_EQ(a.th.room, 0u);
+    ASSERT_FALSE(a.th.wide);
+    ASSERT_TRUE(a.th.acc[0] != 0);
+    a.step({{w1(), w1()}});  // reserve: deposit, then the vote
+    ASSERT_TRUE(a.th.wide) << rule;
+    ASSERT_EQ(a.th.room, A::Th::headroom - 16);
+    ASSERT_TRUE(a.th.acc[0] == 0 && a.th.acc[1] != 0) << rule;
+    a.steps(200, {{w1(), w0()}, {w1(), w1()}, {w0(), w0()}, {w0(), w1()}});
+    ASSERT_TRUE(a.exact_so_far()) << rule << " at a headroom boundary";
+  }
+  {  // Right after a move: narrow at top, a vector whose larger term moves the windows up 70 fields and whose other
+     // term lands in the new window 1; wide from the next step, its terms at the new windows' bases.
+    A a;
+    a.step({{A::term(top, 1), w0()}, {w0(), w0()}});
+    const int up = top + 70;
+    a.step({{A::term(up, rng()), A::term(up - 100, rng(), true)}});
+    ASSERT_EQ(a.th.top, up);
+    ASSERT_FALSE(a.th.wide);
+    ASSERT_TRUE(a.exact_so_far()) << rule;
+    a.step({{A::term(up - 100, rng()), A::term(up - 5, rng(), true)}, {A::term(up - 127, 1), A::term(up - 64, 0)}});
+    ASSERT_TRUE(a.th.wide) << rule;
+    ASSERT_TRUE(a.th.acc[1] != 0);
+    a.steps(20, {{A::term(up - 64 - int(rng() % 64), rng()), A::term(up - int(rng() % 64), rng(), true)}});
+    ASSERT_TRUE(a.exact_so_far()) << rule << " right after a move";
+  }
+  {  // Back to narrow (1/16) with window 1 holding terms, a move, and wide again; sticky stays wide.
+    A a;
+    a.step({{A::term(top, 1), w0()}});
+    a.step({{w1(), w0()}});  // narrow: slow, rescued 1
+    a.step({{w1(), w1()}, {w1(), w0()}});
+    ASSERT_TRUE(a.th.wide);
+    ASSERT_EQ(a.th.rescued, 3u);
+    a.steps(16, {{below(), w0()}, {w0(), below()}, {below(), below()}, {w0(), w0()}});  // 48 slow vectors
+    ASSERT_EQ(a.th.slow, 48u);
+    a.step({{w0(), w0()}});
+    ASSERT_EQ(a.th.wide, Shift >= 31) << rule << ": rescued 3 > 48 >> shift";
+    ASSERT_TRUE(a.th.acc[1] != 0) << "window 1 still holds the wide steps' terms";
+    const int up = top + 3;
+    a.step({{A::term(up, rng()), A::term(top - 40, rng())}});  // a move by 3 fields, in the narrow mode for 1/16
+    ASSERT_EQ(a.th.top, up);
+    ASSERT_TRUE(a.th.acc[1] == 0) << "the move deposited window 1";
+    ASSERT_TRUE(a.exact_so_far()) << rule << " a move after the way back";
+    auto v1 = [&] { return A::term(up - 64 - int(rng() % 64), rng(), rng() & 1); };
+    auto v0 = [&] { return A::term(up - int(rng() % 64), rng(), rng() & 1); };
+    a.steps(4, {{v1(), v0()}, {v1(), v1()}});  // narrow: slow, rescued 5 > 48 >> 4 at the next step
+    ASSERT_TRUE(a.th.wide) << rule;
+    ASSERT_TRUE(a.th.acc[1] != 0) << rule;
+    a.steps(30, {{v1(), v0()}, {below(), v0()}, {v1(), below()}});
+    ASSERT_TRUE(a.exact_so_far()) << rule << " wide again";
+  }
+}
+
+TEST(CudaExactKernelOnHost, AdaptiveWindowsModes) {
+  expect_adaptive_modes<31>();
+  expect_adaptive_modes<4>();
 }
 
 TEST(CudaExactKernelOnHost, HalfWidensExactly) {

@@ -8,12 +8,15 @@
 // other thread touches them). At the end the accumulators are deposited, the threads' limbs added into one normalised
 // state per block and written to the workspace. Kernel 2 (one block): limb k of the total is the integer sum of limb k
 // over the blocks; one thread rounds it. Every step is an exact integer addition: the bits cannot depend on the grid,
-// the schedule or which path a term took.
+// the schedule or which path a term took. That is the register_window algorithm; the others (exponent bins for the
+// binary32 family, adjacent windows for binary64) keep the same kernel and change only the per-thread accumulation:
+// exact_block_algorithm below.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <string>
+#include <type_traits>
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/error.hpp"
@@ -21,11 +24,12 @@
 #include "src/cuda/common/workspace.hpp"
 #include "src/cuda/exact/exact_bins_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
+#include "src/cuda/exact/exact_windows_thread.cuh"
 
 namespace detred::cuda::detail {
 
+// Threads a block of kernel 1 for every tuning but adjacent_windows, which chooses its own (Tune::block_threads).
 inline constexpr int exact_block_threads = 256;
-inline constexpr int exact_warps = exact_block_threads / 32;
 
 template <class T>
 using exact_state = exact_accumulator_for<T>;
@@ -76,6 +80,22 @@ enum class exact_block_algorithm {
   // shared memory; every term is widened to binary64 and added to its bin (one shared read-modify-write, no branch),
   // and the bins are flushed into the thread's limbs every 2^14 terms. The same instructions on every data set.
   exponent_bins,
+  // binary64 only (issue 17): K 128-bit register accumulators over K adjacent windows of 64 exponent fields below the
+  // largest field the thread has met, so that data spanning up to 64K binades never leave the registers (uniform,
+  // normal, ill-conditioned to 1e30: about 100 binades); every other term goes by a lean slow path straight from its
+  // bits (no generic decode) into the thread's limbs; one path per 16-byte vector (no split of a warp term by term);
+  // limb rows 0 .. 66 only and a block size of its own (128 threads: 67 KiB a block, three blocks an SM). Order-free
+  // and exact like the others (docs/EXACT.md "Adjacent windows for binary64"). H100, 1 GiB: K = 1 0.89x CUB on
+  // uniform and normal but 0.46x on ill-conditioned data; K = 2 0.79x there but 0.81-0.82x on uniform and normal.
+  adjacent_windows,
+  // binary64 only: adjacent_windows with two windows and a warp-uniform mode, to have K = 1's speed while the data
+  // stay in window 0 and K = 2's when they reach window 1. Each warp starts narrow (window 0 alone: K = 1's test and
+  // add); once a step the warp votes (__any_sync): wide (both windows: K = 2's) while some lane has met more vectors
+  // that only the wide mode takes fast than 2^-s times its vectors below both windows (s = 31: sticky, wide from the
+  // first such vector on). One branch on the mode a step, no divergence between modes inside a warp. The mode only
+  // chooses which exact path adds a term (docs/EXACT.md "Adaptive windows"): the same bits as every other variant.
+  // Speed not yet measured.
+  adaptive_windows,
 };
 
 // Kernel 1's tuning (speed only: every choice adds the same exact values; bench_cuda_exact --variants compares them):
@@ -88,9 +108,11 @@ struct exact_tuning_of {
   static constexpr int unroll = Unroll;
   static constexpr int columns = Columns;
   static constexpr bool atomic = Atomic;
+  static constexpr int windows = 1;
+  static constexpr int block_threads = exact_block_threads;
   static constexpr int limb_rows = exact_accumulator_for<T>::limb_count;  // per column
   static constexpr int min_blocks = std::same_as<T, double> ? 1 : 4;      // per SM, for the register allocation
-  static constexpr std::size_t shared_bytes = std::size_t(limb_rows) * Columns * 256 * 8;
+  static constexpr std::size_t shared_bytes = std::size_t(limb_rows) * Columns * block_threads * 8;
 };
 // The exponent_bins algorithm (binary32 family): 16-byte vectors per thread per step.
 template <class T, int Unroll>
@@ -100,12 +122,53 @@ struct exact_bins_tuning {
   static constexpr int unroll = Unroll;
   static constexpr int columns = 1;
   static constexpr bool atomic = false;
+  static constexpr int windows = 0;
+  static constexpr int block_threads = exact_block_threads;
   static constexpr int limb_rows = exact_float_bins::limb_rows;
   // 17 bins and 10 limb rows of 8 bytes a thread: 54 KiB a block of 256, four blocks an SM (64 registers a thread);
   // an unroll above 4 needs more registers than that (two 16-byte buffers of Unroll vectors): two blocks an SM.
   static constexpr int min_blocks = Unroll > 4 ? 2 : 4;
-  static constexpr std::size_t shared_bytes = std::size_t(limb_rows + exact_float_bins::bin_count) * 256 * 8;
+  static constexpr std::size_t shared_bytes = std::size_t(limb_rows + exact_float_bins::bin_count) * block_threads * 8;
 };
+// The adjacent_windows algorithm (binary64): 16-byte vectors per thread per step, windows K (1 .. 4 useful: 64K
+// binades), threads a block (a multiple of 32). Shared memory: 67 limb rows of 8 bytes a thread (536 bytes), so an
+// H100 / H200 SM (228 KiB, 1 KiB reserved a block) keeps 384 threads at 64, 96 or 128 a block, 256 at 256.
+template <class T, int Unroll, int Windows, int BlockThreads>
+struct exact_windows_tuning {
+  static_assert(std::same_as<T, double>, "adjacent_windows: binary64 only (docs/EXACT.md)");
+  static_assert(BlockThreads % 32 == 0 && BlockThreads >= 32 && BlockThreads <= 1024, "whole warps");
+  static_assert(Unroll >= 1 && Unroll * 2 <= int(exact_windows_thread<1, 32>::headroom), "a step fits the headroom");
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::adjacent_windows;
+  static constexpr int unroll = Unroll;
+  static constexpr int columns = 1;
+  static constexpr bool atomic = false;
+  static constexpr int windows = Windows;
+  static constexpr int block_threads = BlockThreads;
+  static constexpr int limb_rows = exact_binary64_geometry::limb_rows;
+  static constexpr std::size_t shared_bytes = std::size_t(limb_rows) * block_threads * 8;
+  // Blocks an SM the shared memory allows (228 KiB an SM; 1 KiB reserved and about 0.6 KiB of static shared memory a
+  // block): the register allocation is asked to allow as many (three at 128 threads: up to 168 registers a thread).
+  static constexpr int min_blocks = int((228u * 1024u) / (shared_bytes + 1024u + 640u)) > 0
+                                        ? int((228u * 1024u) / (shared_bytes + 1024u + 640u))
+                                        : 1;
+};
+// The adaptive_windows algorithm (binary64): adjacent_windows' tuning with K = 2 (the same shared memory and limb
+// rows) and the mode's rule: wide while some lane of the warp has more rescued vectors than 2^-AdaptShift times its
+// slow ones (31: sticky).
+template <class T, int Unroll, int BlockThreads, int AdaptShift>
+struct exact_adaptive_windows_tuning : exact_windows_tuning<T, Unroll, 2, BlockThreads> {
+  static_assert(AdaptShift >= 0 && AdaptShift <= 31, "a shift 0 .. 31");
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::adaptive_windows;
+  static constexpr int adapt_shift = AdaptShift;
+};
+// The windows thread's AdaptShift for a tuning: the adaptive tuning's, -1 (no mode) for adjacent_windows.
+template <class Tune>
+DETRED_HD constexpr int exact_adapt_shift() {
+  if constexpr (requires { Tune::adapt_shift; })
+    return Tune::adapt_shift;
+  else
+    return -1;
+}
 // Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 keeps the
 // register window (per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful occupancy:
 // docs/EXACT.md "Why binary64 keeps the window").
@@ -121,7 +184,7 @@ using exact_default_tuning =
     std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 8>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
-// limbs[(c * limb_count + k) * exact_block_threads]).
+// limbs[(c * limb_count + k) * Tune::block_threads]).
 template <class T, class Tune = exact_window_tuning<T>>
 struct exact_thread {
   using S = exact_state<T>;
@@ -141,7 +204,7 @@ struct exact_thread {
   unsigned flags = 0;
 
   DETRED_HD DETRED_INLINE void add_digit(int k, long long d, int column) {
-    long long* limb = limbs + (column * S::limb_count + k) * exact_block_threads;
+    long long* limb = limbs + (column * S::limb_count + k) * Tune::block_threads;
 #ifdef __CUDA_ARCH__
     if constexpr (Tune::atomic) {
       atomicAdd(reinterpret_cast<unsigned long long*>(limb), (unsigned long long)d);
@@ -297,7 +360,7 @@ template <class T, class Tune = exact_default_tuning<T>>
 inline constexpr std::size_t exact_shared_bytes = Tune::shared_bytes;
 
 // Thread `tid`'s share of block `block` (host and device: tests/cuda/test_exact_kernel_on_host.cu runs it on the CPU):
-// the vectors block * per_block + tid + k * exact_block_threads below the block's end, and for block 0 the elements
+// the vectors block * per_block + tid + k * Tune::block_threads below the block's end, and for block 0 the elements
 // tid of the head [0, head) and of the tail [head + E * vectors, n). The vectors start at x + head, 16-byte aligned.
 // Ends with the window deposited and the thread's flags complete.
 template <class T, class Tune, class Thread>
@@ -306,7 +369,7 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
                                                 std::uint64_t block, int tid) {
   constexpr int E = exact_vector_elements<T>;
   constexpr int U = Tune::unroll;
-  constexpr int B = exact_block_threads;
+  constexpr int B = Tune::block_threads;
   const uint4* __restrict__ v = reinterpret_cast<const uint4*>(x + head);
   const std::uint64_t begin = block * per_block;
   const std::uint64_t end = begin + per_block < vectors ? begin + per_block : vectors;
@@ -326,12 +389,27 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
       }
       th.reserve(U * E);
+      // A thread with a warp-uniform mode (adaptive_windows) branches on it once a step, not once a vector.
+      auto step = [&](auto... mode) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        exact_bits<T> e[E];
+        for (int u = 0; u < U; ++u) {
+          exact_bits<T> e[E];
 #pragma unroll
-        for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
-        th.add_vector(e, u * E);
+          for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
+          th.add_vector(e, u * E, mode...);
+        }
+      };
+      if constexpr (requires { Thread::adaptive; }) {
+        if constexpr (Thread::adaptive) {
+          if (th.wide)
+            step(std::true_type{});
+          else
+            step(std::false_type{});
+        } else {
+          step();
+        }
+      } else {
+        step();
       }
       if (!more) break;
     }
@@ -356,11 +434,10 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
 // The NaN and infinity flags of thread `tid`'s terms (the same terms as exact_thread_terms), term by term: the
 // exponent_bins algorithm's rare path, taken only by a thread whose special bin held a NaN (a NaN term, or +Inf and
 // -Inf together), where the bin cannot tell which flags IEEE addition needs (docs/EXACT.md).
-template <class T>
+template <class T, int B>
 DETRED_HD unsigned exact_special_flags(const T* __restrict__ x, std::uint64_t n, std::uint64_t head,
                                        std::uint64_t vectors, std::uint64_t per_block, std::uint64_t block, int tid) {
   constexpr int E = exact_vector_elements<T>;
-  constexpr int B = exact_block_threads;
   using Th = exact_bins_thread<B>;
   const uint4* __restrict__ v = reinterpret_cast<const uint4*>(x + head);
   const std::uint64_t begin = block * per_block;
@@ -385,16 +462,24 @@ template <class T, class Tune>
 DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bins, const T* __restrict__ x,
                                                     std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
                                                     std::uint64_t per_block, std::uint64_t block, int tid) {
+  constexpr int B = Tune::block_threads;
   if constexpr (Tune::algorithm == exact_block_algorithm::exponent_bins) {
-    exact_bins_thread<exact_block_threads> th{limbs, bins};
+    exact_bins_thread<B> th{limbs, bins};
     th.clear();
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
-    if (th.rescan) th.flags |= exact_special_flags<T>(x, n, head, vectors, per_block, block, tid);
+    if (th.rescan) th.flags |= exact_special_flags<T, B>(x, n, head, vectors, per_block, block, tid);
+    return th.flags;
+  } else if constexpr (Tune::algorithm == exact_block_algorithm::adjacent_windows ||
+                       Tune::algorithm == exact_block_algorithm::adaptive_windows) {
+    exact_windows_thread<Tune::windows, B, exact_adapt_shift<Tune>()> th{limbs};
+#pragma unroll 1
+    for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
+    exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
     return th.flags;
   } else {
     exact_thread<T, Tune> th{limbs};
 #pragma unroll 1
-    for (int k = 0; k < Tune::columns * Tune::limb_rows; ++k) limbs[k * exact_block_threads] = 0;
+    for (int k = 0; k < Tune::columns * Tune::limb_rows; ++k) limbs[k * B] = 0;
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
     return th.flags;
   }
@@ -426,12 +511,13 @@ exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t w
 // Blocks per SM the register allocation must allow (Tune::min_blocks): the double layout's limbs (138 KiB a block)
 // allow one anyway; four blocks (1024 threads, 64 registers each) for the others.
 template <class T, class Tune = exact_default_tuning<T>>
-__global__ void __launch_bounds__(exact_block_threads, Tune::min_blocks)
+__global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
     exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
                        std::uint64_t per_block, long long* block_limbs, unsigned* block_flags) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
-  constexpr int B = exact_block_threads;
+  constexpr int B = Tune::block_threads;
+  constexpr int warps = B / 32;
   constexpr int C = Tune::columns;
   constexpr int R = Tune::limb_rows;  // limb rows per column: L for the window, fewer for the bins (limbs R.. are 0)
   // C * R * B limb words: thread t's column c, limb k at [(c * R + k) * B + t]; then the bins (exponent_bins): bin q
@@ -450,8 +536,10 @@ __global__ void __launch_bounds__(exact_block_threads, Tune::min_blocks)
   if (lane == 0 && flags) atomicOr(&shared_flags, flags);
   // Limb k of the block: the threads' limbs added (|sum| < 2^63: at most 2^30 + 14 terms a block, each changing one
   // copy of a limb by less than 2^32, plus one deposit per 2^13 adds; exponent_bins: at most six digits below 2^32 per
-  // limb per flush, one flush per 2^14 - 32 terms of a thread and one at its end). Warp w adds limbs w, w + 8, ...
-  for (int k = warp; k < L; k += exact_warps) {
+  // limb per flush, one flush per 2^14 - 32 terms of a thread and one at its end; adjacent_windows: one digit a term,
+  // K a window move (at most 2047 a thread: top only rises) or headroom period (2^11 - 32 terms), docs/EXACT.md).
+  // Warp w adds limbs w, w + warps, ...
+  for (int k = warp; k < L; k += warps) {
     long long s = 0;
 #pragma unroll
     for (int c = 0; c < C; ++c)
@@ -472,7 +560,7 @@ __global__ void __launch_bounds__(exact_block_threads, Tune::min_blocks)
     block_flags[blockIdx.x] = shared_flags;
   }
   __syncthreads();
-  if (tid < L) block_limbs[std::uint64_t(blockIdx.x) * L + tid] = total[tid];
+  for (int k = tid; k < L; k += B) block_limbs[std::uint64_t(blockIdx.x) * L + k] = total[k];
 }
 
 // Limb k of the total is the integer sum of limb k over the blocks; the flags are ORed. Every thread of the (one)
@@ -545,7 +633,7 @@ int exact_resident_blocks() {
     check(cudaFuncSetAttribute(exact_block_kernel<T, Tune>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(exact_shared_bytes<T, Tune>)),
           "cuda::sum (exact): cudaFuncSetAttribute");
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_block_kernel<T, Tune>, exact_block_threads,
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_block_kernel<T, Tune>, Tune::block_threads,
                                                         exact_shared_bytes<T, Tune>),
           "cuda::sum (exact): occupancy");
     cached_blocks = sms * (per_sm > 0 ? per_sm : 1);
@@ -573,7 +661,7 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
   unsigned char* base = static_cast<unsigned char*>(d_workspace) + workspace_header_bytes;
   block_limbs = reinterpret_cast<long long*>(base);
   block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
-  exact_block_kernel<T, Tune><<<unsigned(blocks), exact_block_threads, exact_shared_bytes<T, Tune>, stream>>>(
+  exact_block_kernel<T, Tune><<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
       d_in, n, part.head, part.vectors, part.per_block, block_limbs, block_flags);
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
   return int(blocks);

@@ -1,0 +1,268 @@
+// Kernel 1's `adjacent_windows` algorithm for binary64 (docs/EXACT.md "Adjacent windows for binary64"): K register
+// accumulators of 128 bits over K adjacent windows of 64 exponent fields each, just below the largest field the thread
+// has met (`top`), so that data spanning up to 64K binades (normal, uniform, ill-conditioned to 1e30) never leave the
+// registers; every other term (below all windows, zero, subnormal, NaN, infinity) takes a lean slow path straight from
+// the bits into the thread's own limbs in shared memory. One path per 16-byte vector: a vector with any term outside
+// the windows takes the slow path for all its terms, so lanes do not split term by term. Both paths add the same exact
+// value, so the choice never shows in a bit. Exactness, headroom and flags: docs/EXACT.md.
+// Also `adaptive_windows`: the same thread with two windows and a warp-uniform mode, narrow (window 0 alone, K = 1's
+// instructions) or wide (both windows), chosen by a vote of the warp once a step (docs/EXACT.md "Adaptive windows").
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "detred/accumulators/exact.hpp"
+#include "detred/config.hpp"
+
+namespace detred::cuda::detail {
+
+// The double layout's geometry as the windows and the lean slow path see binary64 bit patterns.
+struct exact_binary64_geometry {
+  using S = exact_accumulator<double>;
+  static constexpr int fraction_bits = 52;
+  static constexpr unsigned long long fraction_mask = (1ull << 52) - 1;
+  static constexpr unsigned long long sign_bit = 1ull << 63;
+  static constexpr int special_field = 0x7ff;
+  // The last place of a term of field f >= 1 weighs 2^(f - 1075), a subnormal's (field 0) 2^-1074: bit position
+  // max(f, 1) + 13 of the layout (whose bit 0 weighs 2^-1088).
+  static constexpr int position_offset = -1075 - S::low_exponent;  // 13
+  // Rows of limbs a thread touches: a finite term's digits reach limb (2046 + 13) / 32 + 2 = 66, a window's deposit
+  // limb 66 too (docs/EXACT.md); limbs 67 and 68 of the layout only ever receive carries, in the block's sum.
+  static constexpr int limb_rows = 67;
+  static_assert(S::low_exponent == -1088 && S::limb_count == 69, "the double layout docs/EXACT.md describes");
+  static_assert((2046 + position_offset) / 32 + 2 < limb_rows, "a finite term's top digit stays in the thread's rows");
+  static_assert((special_field + position_offset) / 32 + 2 < limb_rows, "so does a NaN's or infinity's (zero) digits");
+  DETRED_HD DETRED_INLINE static int field_of(unsigned long long b) { return int(b >> fraction_bits) & special_field; }
+};
+
+// The high 32 bits of (hi:lo) << s, 0 <= s <= 31 (the funnel-shift instruction in device code).
+DETRED_HD DETRED_INLINE unsigned exact_funnel_left(unsigned lo, unsigned hi, int s) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_l(lo, hi, unsigned(s));
+#else
+  return unsigned(((((unsigned long long)hi) << 32 | lo) << s) >> 32);
+#endif
+}
+
+// Whether `p` holds for some thread of the calling warp (device: a vote of the lanes active here), or for the thread
+// itself (host: the emulation runs threads one by one). adaptive_windows' mode vote: the vote only chooses which exact
+// path adds a term, so a vote over fewer lanes (divergent tail) or over one thread cannot change a bit.
+DETRED_HD DETRED_INLINE bool exact_warp_any(bool p) {
+#ifdef __CUDA_ARCH__
+  return __any_sync(__activemask(), p);
+#else
+  return p;
+#endif
+}
+
+// Adds the binary64 term with bits b exactly to the limb rows at `limbs` (row k at limbs[k * Stride]), with the flags
+// add() would set, and no branch on the data but a predicated one for NaN and infinities. Contract: afterwards the
+// rows hold their old value plus b's exact value (nothing for a zero, NaN or infinity), in units of 2^-1088, each row
+// changed by less than 2^32; `flags` gets NaN / +-Inf as add() sets them; `others` is ORed with a word that is
+// nonzero exactly when b is not -0.0 (the caller turns it into flag_not_only_negative_zero once, at its end).
+template <int Stride>
+DETRED_HD DETRED_INLINE void exact_binary64_slow(long long* limbs, unsigned long long b, unsigned& flags,
+                                                 unsigned& others) {
+  using G = exact_binary64_geometry;
+  using S = G::S;
+  const int field = G::field_of(b);
+  const unsigned long long fraction = b & G::fraction_mask;
+  const bool special = field == G::special_field;
+  const bool negative = (b >> 63) != 0;
+  others |= (unsigned(b >> 32) ^ 0x80000000u) | unsigned(b);
+  if (special) flags |= fraction ? S::flag_nan : (negative ? S::flag_negative_infinity : S::flag_positive_infinity);
+  // The integer significand: the hidden bit for fields 1 .. 2046, none for field 0 (zero, subnormal: field 1's
+  // weight); zero for NaN and infinities, whose three (zero) digits land in rows 64 .. 66.
+  const unsigned long long hidden = field != 0 ? (1ull << G::fraction_bits) : 0ull;
+  const unsigned long long m = special ? 0ull : (fraction | hidden);
+  const int pos = (field > 1 ? field : 1) + G::position_offset;  // 14 .. 2060
+  const int k = pos >> 5, shift = pos & 31;
+  // m << shift (m < 2^53, shift <= 31: 84 bits) as three 32-bit digits for limbs k, k + 1, k + 2.
+  const unsigned lo = unsigned(m), hi = unsigned(m >> 32);
+  const unsigned long long d[3] = {lo << shift, exact_funnel_left(lo, hi, shift), exact_funnel_left(hi, 0u, shift)};
+  // (d ^ s) - s is d or -d as s is 0 or all ones.
+  const unsigned long long s = negative ? ~0ull : 0ull;
+  long long* row = limbs + k * Stride;
+#pragma unroll
+  for (int i = 0; i < 3; ++i) row[i * Stride] += (long long)((d[i] ^ s) - s);
+}
+
+// One thread's accumulation under `adjacent_windows` (binary64 only). Window w (0 <= w < Windows) holds the fields
+// top - 64w - 63 .. top - 64w in acc[w], in units of 2^(base_w - 1075), base_w = top - 64w - 63; a term of field f
+// in it is its integer significand shifted left by f - base_w = 63 - ((top - f) mod 64). Limb row k of the thread at
+// limbs[k * BlockThreads].
+// AdaptShift >= 0: `adaptive_windows` (Windows = 2). The same layout and deposits, and a mode, `wide`: narrow takes
+// only vectors inside window 0 by the fast path (K = 1's test and add), wide every vector inside the windows (K = 2's).
+// Each step (reserve) the warp votes: wide while some lane has met more vectors that only the wide mode takes fast
+// (`rescued`) than 2^-AdaptShift times the vectors below every window (`slow`); AdaptShift = 31: wide from the first
+// rescued vector on, for good (sticky). The mode only chooses the path; acc[1] is kept, moved and deposited in both.
+template <int Windows, int BlockThreads, int AdaptShift = -1>
+struct exact_windows_thread {
+  using G = exact_binary64_geometry;
+  using S = G::S;
+  using bits = unsigned long long;
+  using acc_t = __int128;
+  using uacc = unsigned __int128;
+  static_assert(Windows >= 1 && Windows <= 8, "adjacent windows: 1 to 8");
+  static constexpr bool adaptive = AdaptShift >= 0;
+  static_assert(!adaptive || (Windows == 2 && AdaptShift <= 31), "adaptive windows: two windows, a shift 0 .. 31");
+  static constexpr int width = 64;  // fields per window: shifts 0 .. 63, shifted significands below 2^116
+  static constexpr int span = width * Windows;
+  // The lowest `top` after a move: every window's bottom field top - span + 1 is then >= 1, so a fast term is normal.
+  static constexpr int lowest_top = span;
+  // Terms between deposits (all windows together; each term goes to one): |acc| <= 2^11 (2^53 - 1) 2^63 < 2^127.
+  static constexpr unsigned headroom = 1u << 11;
+  static constexpr int limb_rows = G::limb_rows;
+
+  long long* limbs;
+  acc_t acc[Windows] = {};
+  // The windows start empty: with top = -1, top - f < 0 for every field f, so no term is in a window; the first
+  // vector with a nonzero finite term moves them (top = max(field, lowest_top)).
+  int top = -1;
+  unsigned room = headroom;
+  unsigned flags = 0;
+  unsigned others = 0;  // nonzero once the slow path met a term other than -0.0 (fast terms: a move set the flag)
+  // adaptive_windows: the mode (narrow at the start) and the thread's counts of vectors since its start: inside the
+  // windows but not inside window 0 (`rescued`), outside every window after any move (`slow`).
+  bool wide = !adaptive;
+  unsigned rescued = 0;
+  unsigned slow = 0;
+
+  // acc[w] * 2^(base_w - 1075) into the limbs: |acc[w]| < 2^127 shifted to bit pos = base_w + 13 of the layout
+  // (14 <= pos <= 2046 - 63 + 13 = 1996) as five 32-bit digits, limbs pos / 32 .. pos / 32 + 4 <= 66, with acc's sign.
+  DETRED_HD DETRED_INLINE void deposit_window(int w) {
+    const acc_t a = acc[w];
+    if (a == 0) return;
+    const bool negative = a < 0;
+    const uacc magnitude = negative ? uacc(0) - uacc(a) : uacc(a);
+    const int pos = top - width * w - (width - 1) + G::position_offset;
+    const int k = pos >> 5, shift = pos & 31;
+    const uacc low = magnitude << shift;
+    const unsigned high = shift ? unsigned(magnitude >> (128 - shift)) : 0u;
+#pragma unroll
+    for (int i = 0; i < 5; ++i) {
+      const long long d = i < 4 ? (long long)(unsigned(low >> (32 * i))) : (long long)high;
+      limbs[(k + i) * BlockThreads] += negative ? -d : d;
+    }
+    acc[w] = 0;
+  }
+
+  // Every window into the limbs, each accumulator back to 0: the value the thread holds is unchanged.
+  DETRED_HD DETRED_INLINE void deposit_all() {
+#pragma unroll
+    for (int w = 0; w < Windows; ++w) deposit_window(w);
+  }
+
+  // Makes room for `count` more fast adds (called once per step, before its terms); adaptive_windows: then the warp's
+  // vote on the mode of the step (after the deposit: the mode never touches the accumulators).
+  DETRED_HD DETRED_INLINE void reserve(unsigned count) {
+    if (room < count) {
+      deposit_all();
+      room = headroom;
+    }
+    room -= count;
+    if constexpr (adaptive) wide = exact_warp_any(rescued > (slow >> AdaptShift));
+  }
+
+  // A normal term of field f, top - span < f <= top (Wide) or top - width < f <= top (narrow: window 0 only):
+  // (-1)^s m << shift into its window's accumulator.
+  template <bool Wide>
+  DETRED_HD DETRED_INLINE void fast(bits b, int field) {
+    const int d = top - field;  // 0 .. span - 1
+    const int shift = (width - 1) - (d & (width - 1));
+    const bits m = (b & G::fraction_mask) | (G::fraction_mask + 1);
+    // m < 2^53, shift <= 63: the 128-bit m << shift from two 64-bit shifts.
+    const uacc v = (uacc((m >> 1) >> (63 - shift)) << 64) | uacc(m << shift);
+    // -v = (v ^ all ones) + 1: the sign mask and the sign bit as the carry in.
+    const uacc sign = uacc(acc_t((long long)b >> 63));
+    const acc_t x = acc_t((v ^ sign) + uacc(b >> 63));
+    if constexpr (Windows == 1 || !Wide) {
+      acc[0] += x;
+    } else {
+      const int w = d >> 6;
+#pragma unroll
+      for (int i = 0; i < Windows; ++i)
+        if (w == i) acc[i] += x;
+    }
+  }
+
+  // The E terms of one vector, all by one path: the windows (Wide: all of them; narrow: window 0) when every term is
+  // in them (one test), else the slow path for every term, after moving the windows up if a finite term lies above
+  // `top`.
+  template <bool Wide, int E>
+  DETRED_HD DETRED_INLINE void add_vector_in(const bits (&b)[E]) {
+    constexpr unsigned limit = Wide ? unsigned(span) : unsigned(width);
+    int field[E];
+    unsigned worst = 0;
+#pragma unroll
+    for (int j = 0; j < E; ++j) {
+      field[j] = G::field_of(b[j]);
+      const unsigned d = unsigned(top - field[j]);  // >= span (as unsigned) when f > top or f below the windows
+      worst = d > worst ? d : worst;
+    }
+    if (worst >= limit) {
+      if (worst >= unsigned(span)) {
+        int highest = 0;  // the vector's largest finite field
+#pragma unroll
+        for (int j = 0; j < E; ++j) {
+          const int f = field[j] == G::special_field ? 0 : field[j];
+          highest = f > highest ? f : highest;
+        }
+        if (highest > top && highest > 0) {
+          // A nonzero finite term above the windows: deposit them all and move them up.
+          deposit_all();
+          top = highest > lowest_top ? highest : lowest_top;
+          flags |= S::flag_not_only_negative_zero;
+          worst = 0;
+#pragma unroll
+          for (int j = 0; j < E; ++j) {
+            const unsigned d = unsigned(top - field[j]);
+            worst = d > worst ? d : worst;
+          }
+        }
+      }
+      if (worst >= limit) {
+        if constexpr (adaptive) {
+          const bool inside = worst < unsigned(span);  // only narrow mode gets here with a vector inside the windows
+          rescued += inside;
+          slow += !inside;
+        }
+#pragma unroll
+        for (int j = 0; j < E; ++j) exact_binary64_slow<BlockThreads>(limbs, b[j], flags, others);
+        return;
+      }
+    }
+    if constexpr (adaptive && Wide) rescued += worst / unsigned(width);  // 1 when a term is in window 1, else 0
+#pragma unroll
+    for (int j = 0; j < E; ++j) fast<Wide>(b[j], field[j]);
+  }
+
+  // One vector in the thread's current mode (adjacent_windows: always all windows).
+  template <int E>
+  DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int /*first*/ = 0) {
+    if (!adaptive || wide)
+      add_vector_in<true>(b);
+    else
+      add_vector_in<false>(b);
+  }
+  // One vector of a step in the mode the step was dispatched on (exact_thread_terms: one branch a step, not a vector).
+  template <int E, bool Wide>
+  DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int /*first*/, std::bool_constant<Wide>) {
+    add_vector_in<Wide || !adaptive>(b);
+  }
+
+  // One term (the head and tail elements of block 0).
+  DETRED_HD DETRED_INLINE void add(bits b, int /*column*/ = 0) {
+    const bits one[1] = {b};
+    add_vector<1>(one);
+  }
+
+  // The end of the thread's terms: the windows into the limbs, the flags complete.
+  DETRED_HD DETRED_INLINE void deposit() {
+    deposit_all();
+    if (others) flags |= S::flag_not_only_negative_zero;
+  }
+};
+
+}  // namespace detred::cuda::detail
