@@ -120,7 +120,7 @@ using variants = std::conditional_t<
                dd::exact_windows_tuning<T, 8, 2, 128>, dd::exact_windows_tuning<T, 8, 3, 128>,
                dd::exact_windows_tuning<T, 8, 4, 128>, dd::exact_windows_tuning<T, 8, 2, 256>,
                dd::exact_windows_tuning<T, 8, 2, 64>, dd::exact_windows_tuning<T, 16, 2, 128>,
-               dd::exact_adaptive_windows_tuning<T, 8, 256, 31>, dd::exact_adaptive_windows_tuning<T, 8, 256, 4>>,
+               dd::exact_adaptive_windows_tuning<T, 8, 256, 31>, dd::exact_window_tuning<T>>,
     std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
                dd::exact_bins_tuning<T, 4>, dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;
 
@@ -189,9 +189,8 @@ bool run(const char* tname, int reps, bool with_variants) {
     std::printf(
         "%-5s %-10s n=%zu [default %s]  CUB %7.1f GB/s (%.3f ms)  exact %7.1f GB/s (%.3f ms)  exact/CUB %.2f  "
         "exact==ref %s\n",
-        tname, test::name_of(set), n,
-        dd::exact_default_tuning<T>::algorithm == dd::exact_block_algorithm::exponent_bins ? "bins" : "window",
-        gb / (cub_ms * 1e-3), cub_ms, gb / (exact_ms * 1e-3), exact_ms, cub_ms / exact_ms, same ? "yes" : "NO");
+        tname, test::name_of(set), n, algorithm_name<dd::exact_default_tuning<T>>(), gb / (cub_ms * 1e-3), cub_ms,
+        gb / (exact_ms * 1e-3), exact_ms, cub_ms / exact_ms, same ? "yes" : "NO");
     ok = ok && same;
     if (with_variants) {
       std::apply(

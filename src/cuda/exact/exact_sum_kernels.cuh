@@ -169,19 +169,20 @@ DETRED_HD constexpr int exact_adapt_shift() {
   else
     return -1;
 }
-// Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 keeps the
-// register window (per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful occupancy:
-// docs/EXACT.md "Why binary64 keeps the window").
-// Unrolls measured on the H100 (docs/PERFORMANCE.md, session 5): for the binary32 family's bins, 8 vectors a thread at
-// two blocks an SM beat 2 and 4 at four blocks an SM on every data set and type (0.90-0.91x CUB against 0.84-0.86x
-// for fp32; 1.05x against 0.97-1.01x TransformReduce for fp16/bf16); the binary64 window's unroll 8 beat 16 on every
-// data set (0.1-3%).
+// Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 takes the
+// adaptive windows since session 6 (per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful
+// occupancy: docs/EXACT.md "Why binary64 keeps register windows, not bins"; measured on the H100, 1 GiB, ratio to CUB,
+// against the former register window: uniform 0.90 (0.90), normal 0.90 (0.88), full range 0.56 (0.38), ill-conditioned
+// 0.75 (0.28); docs/PERFORMANCE.md). Unrolls measured on the H100 (docs/PERFORMANCE.md, session 5): for the binary32
+// family's bins, 8 vectors a thread at two blocks an SM beat 2 and 4 at four blocks an SM on every data set and type
+// (0.90-0.91x CUB against 0.84-0.86x for fp32; 1.05x against 0.97-1.01x TransformReduce for fp16/bf16); the binary64
+// window's unroll 8 beat 16 on every data set (0.1-3%).
 template <class T>
 using exact_window_tuning =
     std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 8, 1, false>, exact_tuning_of<T, 4, 2, false>>;
 template <class T>
 using exact_default_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_window_tuning<T>, exact_bins_tuning<T, 8>>;
+    std::conditional_t<std::same_as<T, double>, exact_adaptive_windows_tuning<T, 8, 256, 4>, exact_bins_tuning<T, 8>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
 // limbs[(c * limb_count + k) * Tune::block_threads]).
