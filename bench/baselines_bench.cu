@@ -13,7 +13,8 @@
 // and CUB, fp32 and fp64, at 2^16 and 2^20 (100 back-to-back calls per timing) and 1 GiB (one call per timing); the
 // candidates and CUB take turns in every round (drift hits them alike), medians over the rounds; every candidate's
 // result bits compared with the default's (the program exits 1 if any differ).
-//   usage: baselines_bench [table|bars|tune|all] [rounds]   (default all: bars and table; tune: 25 rounds)
+//   usage: baselines_bench [table|bars|tune|profile|all] [rounds]   (default all: bars and table; tune: 25 rounds;
+//   profile: a few synchronised calls at 2^20 for ncu)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -271,7 +272,8 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
   using detred::cuda::launch_config;
   setup<T> s;
   const bool f64 = sizeof(T) == 8;
-  const std::string alt_rows = f64 ? "sum.rows=32" : "sum.rows=16";  // the type's other pass height
+  const std::string alt_rows = f64 ? "sum.rows=32" : "sum.rows=16";                  // the type's other pass height
+  const std::string alt_spread = f64 ? "sum.spread_rows=32" : "sum.spread_rows=16";  // the same, small inputs only
   const std::vector<candidate> small = {
       {"default", "", {}},
       {"spread off (256 threads)", "sum.spread=0", {}},
@@ -287,6 +289,9 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
       {alt_rows + ", prefetch 1", alt_rows + ",sum.prefetch=1", {}},
       {alt_rows + ", tiles 2", alt_rows, launch_config{0, 0, 2}},
       {"tiles 2, prefetch all", "sum.prefetch=64", launch_config{0, 0, 2}},
+      {alt_spread, alt_spread, {}},
+      {alt_spread + ", prefetch 1", alt_spread + ",sum.prefetch=1", {}},
+      {alt_spread + ", tiles 2", alt_spread, launch_config{0, 0, 2}},
       {"two-pass", "sum.two_pass=1", {}},
   };
   const std::vector<candidate> large = {
@@ -362,6 +367,26 @@ int main(int argc, char** argv) {
   cudaFree(buf);
   const double ceiling = kBytes / tr / 1e9;
   std::printf("device: %s (%d SMs); read ceiling %.0f GB/s\n", p.name, p.multiProcessorCount, ceiling);
+  if (mode == "profile") {
+    // A target for ncu (docs/PERFORMANCE.md, issue 15): f64 then f32 at n = 2^20, three synchronised calls each of
+    // the canonical sum (default launch) and of CUB's Sum, after one warm-up call of each.
+    const auto calls = [](auto& s, std::uint64_t n) {
+      const auto ours = s.canonical(n, {});
+      const auto cub = s.cub_sum(n);
+      for (int r = 0; r < 4; ++r) {
+        ours();
+        check(cudaDeviceSynchronize(), "canonical");
+        cub();
+        check(cudaDeviceSynchronize(), "cub");
+      }
+    };
+    setup<double> sd;
+    calls(sd, std::uint64_t{1} << 20);
+    setup<float> sf;
+    calls(sf, std::uint64_t{1} << 20);
+    std::printf("profile mode: f64 and f32 at 2^20, 4 calls each of detred and CUB\n");
+    return 0;
+  }
   if (mode == "bars" || mode == "all") {
     bars<float>(tm, ceiling);
     bars<double>(tm, ceiling);

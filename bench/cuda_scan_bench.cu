@@ -286,7 +286,9 @@ int main(int argc, char** argv) {
     const int sms = prof.multiprocessors > 0 ? prof.multiprocessors : 132;
     const std::vector<int> distances{sms, 2 * sms, 4 * sms, 8 * sms};
     const auto big_candidates = [&](const std::vector<std::pair<int, int>>& shapes) {
-      std::vector<scan_candidate> cs{{"default", "", {}}, {"default, init kernel_early", "scan.init=kernel_early", {}}};
+      std::vector<scan_candidate> cs{{"default", "", {}},
+                                     {"default, init kernel_early", "scan.init=kernel_early", {}},
+                                     {"default, swept off", "scan.swept=0", {}}};
       for (auto [t, i] : shapes) {
         cs.push_back({shape(t, i), "", scan_launch_config{t, i}});
         for (int dist : distances)
@@ -301,7 +303,16 @@ int main(int argc, char** argv) {
         "affine-map scan 1 GiB", 2 * bytes, 1,
         [&] {
           // The shapes that measured best (session 6, H200), at finer prefetch distances around one tile per SM.
-          std::vector<scan_candidate> cs{{"default", "", {}}, {"128x32 no prefetch", "scan.prefetch=0", {128, 32}}};
+          std::vector<scan_candidate> cs{{"default", "", {}},
+                                         {"default, swept off", "scan.swept=0", {}},
+                                         {"128x32 no prefetch", "scan.prefetch=0", {128, 32}},
+                                         {"128x32 no prefetch, swept off", "scan.prefetch=0,scan.swept=0", {128, 32}}};
+          for (int dist : {sms, 2 * sms})
+            cs.push_back({"128x32 prefetch " + std::to_string(dist) + " tiles, swept off",
+                          "scan.swept=0,scan.prefetch=" + std::to_string(dist), scan_launch_config{128, 32}});
+          for (auto [t, i] : std::vector<std::pair<int, int>>{{256, 32}, {64, 32}})
+            cs.push_back({shape(t, i) + " prefetch " + std::to_string(sms) + " tiles, swept off",
+                          "scan.swept=0,scan.prefetch=" + std::to_string(sms), scan_launch_config{t, i}});
           for (int dist : {sms / 2, 3 * sms / 4, sms, 5 * sms / 4, 3 * sms / 2, 2 * sms})
             cs.push_back({"128x32 prefetch " + std::to_string(dist) + " tiles", "scan.prefetch=" + std::to_string(dist),
                           scan_launch_config{128, 32}});
@@ -339,7 +350,7 @@ int main(int argc, char** argv) {
     // (b) fp32 per call at 2^20 (and 2^16, whose bar is met): shapes x flag clearing.
     for (int lg : {20, 16}) {
       const std::uint64_t n = std::uint64_t{1} << lg;
-      std::vector<scan_candidate> cs{{"default", "", {}}};
+      std::vector<scan_candidate> cs{{"default", "", {}}, {"default, swept off", "scan.swept=0", {}}};
       for (const char* init : {"kernel", "kernel_early"})
         cs.push_back({std::string("default, init ") + init, std::string("scan.init=") + init, {}});
       const std::vector<std::pair<int, int>> shapes =

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <iostream>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "detred/cuda/blocks/blelloch_scan.cuh"
@@ -144,7 +145,8 @@ TEST(CudaGenericScan, DynamicSharedTilesAndEveryScanTuningKeepTheCpuBits) {
   const affine identity{1.0f, -0.0f};
   int checked = 0;
   for (const char* spec : {"", "scan.init=kernel", "scan.init=kernel_early", "scan.prefetch=1", "scan.prefetch=132",
-                           "scan.init=kernel_early,scan.prefetch=7", "scan.threads8=256,scan.items8=32"}) {
+                           "scan.init=kernel_early,scan.prefetch=7", "scan.threads8=256,scan.items8=32", "scan.swept=0",
+                           "scan.swept=0,scan.init=kernel_early,scan.prefetch=132"}) {
     ASSERT_TRUE(cuda::detail::set_tuning_overrides(spec)) << spec;
     for (cuda::scan_launch_config c : {cuda::scan_launch_config{256, 32}, {}, {128, 32}, {64, 4}}) {
       // The tile of the shape (the default's: 128 x 32 for 8-byte values).
@@ -174,7 +176,7 @@ TEST(CudaGenericScan, DynamicSharedTilesAndEveryScanTuningKeepTheCpuBits) {
   ref[0] = acc;
   for (std::size_t k = 1; k < n; ++k) ref[k] = acc = mat_product{}(acc, x[k]);
   EXPECT_TRUE(same_bits(gpu_scan(x, mat_product{}, false, mat2{}, {128, 32}, false), ref));
-  EXPECT_EQ(checked, 7 * 4 * 5);
+  EXPECT_EQ(checked, 9 * 4 * 5);
 }
 
 TEST(CudaGenericScan, MatrixProductsEqualTheLeftToRightProducts) {
@@ -247,6 +249,53 @@ TEST(CudaScanBlocks, CanonicalBlocksHaveTheCpuBitsAndLogStepIsItsOwnOrder) {
   for (int i = 0; i < 32; ++i)
     differing += std::bit_cast<std::uint32_t>(log_step[i]) != std::bit_cast<std::uint32_t>(cpu32[i]);
   std::cout << "log-step warp scan: " << differing << " of 32 outputs differ from the canonical ones\n";
+}
+
+// scan.swept (keep the up-swept values across the look-back, the default; or sweep the leaves again) on the sum scans
+// too: fp32, fp64 and fp32 into fp64, inclusive and exclusive, across tile boundaries of the default shapes and a small
+// shape; the CPU scan's bits either way.
+TEST(CudaGenericScan, SumScansKeepTheCpuBitsWithOrWithoutTheSweptValuesKept) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  int checked = 0;
+  for (const char* spec : {"scan.swept=1", "scan.swept=0", "scan.swept=1,scan.init=kernel_early,scan.prefetch=132"}) {
+    ASSERT_TRUE(cuda::detail::set_tuning_overrides(spec)) << spec;
+    for (cuda::scan_launch_config c : {cuda::scan_launch_config{}, {64, 4}}) {
+      for (std::size_t n : {std::size_t{1}, std::size_t{4095}, std::size_t{8193}, std::size_t{3 * 8192 + 7}}) {
+        std::vector<float> x(n);
+        for (auto& v : x) v = std::ldexp(u(rng), int(rng() % 30));
+        std::vector<double> xd(x.begin(), x.end());
+        for (bool exclusive : {false, true}) {
+          std::vector<float> ref_f(n);
+          std::vector<double> ref_d(n), ref_fd(n);
+          if (exclusive) {
+            detred::exclusive_sum_scan<float>(x.data(), ref_f.data(), n);
+            detred::exclusive_sum_scan<double>(xd.data(), ref_d.data(), n);
+            detred::exclusive_sum_scan<double>(x.data(), ref_fd.data(), n);
+          } else {
+            detred::inclusive_sum_scan<float>(x.data(), ref_f.data(), n);
+            detred::inclusive_sum_scan<double>(xd.data(), ref_d.data(), n);
+            detred::inclusive_sum_scan<double>(x.data(), ref_fd.data(), n);
+          }
+          EXPECT_TRUE(same_bits(
+              cuda::detail::sum_scan_host_data<float, float>(std::span<const float>(x), exclusive, c, 0, false), ref_f))
+              << spec << " n " << n;
+          EXPECT_TRUE(same_bits(
+              cuda::detail::sum_scan_host_data<double, double>(std::span<const double>(xd), exclusive, c, 0, false),
+              ref_d))
+              << spec << " n " << n;
+          EXPECT_TRUE(same_bits(
+              cuda::detail::sum_scan_host_data<double, float>(std::span<const float>(x), exclusive, c, 0, false),
+              ref_fd))
+              << spec << " n " << n;
+          ++checked;
+        }
+      }
+    }
+  }
+  cuda::detail::set_tuning_overrides("");
+  EXPECT_EQ(checked, 48);
 }
 
 }  // namespace

@@ -24,11 +24,12 @@ device_profile h100_pcie() { return {9, 0, 114, 50u << 20, 1593000, 5120}; }
 bool same(const launch_tuning& a, const launch_tuning& b) {
   return a.sum.block_threads == b.sum.block_threads && a.sum.max_tiles_per_chunk == b.sum.max_tiles_per_chunk &&
          a.sum.grid_blocks_per_sm == b.sum.grid_blocks_per_sm && a.sum.spread == b.sum.spread &&
-         a.sum.rows_per_pass == b.sum.rows_per_pass && a.sum.prefetch_passes == b.sum.prefetch_passes &&
-         a.sum.two_pass == b.sum.two_pass && a.scan.block_threads_4 == b.scan.block_threads_4 &&
-         a.scan.items_per_thread_4 == b.scan.items_per_thread_4 && a.scan.block_threads_8 == b.scan.block_threads_8 &&
-         a.scan.items_per_thread_8 == b.scan.items_per_thread_8 && a.scan.flag_init == b.scan.flag_init &&
-         a.scan.prefetch_tiles == b.scan.prefetch_tiles;
+         a.sum.rows_per_pass == b.sum.rows_per_pass && a.sum.spread_rows_per_pass == b.sum.spread_rows_per_pass &&
+         a.sum.prefetch_passes == b.sum.prefetch_passes && a.sum.two_pass == b.sum.two_pass &&
+         a.scan.block_threads_4 == b.scan.block_threads_4 && a.scan.items_per_thread_4 == b.scan.items_per_thread_4 &&
+         a.scan.block_threads_8 == b.scan.block_threads_8 && a.scan.items_per_thread_8 == b.scan.items_per_thread_8 &&
+         a.scan.flag_init == b.scan.flag_init && a.scan.prefetch_tiles == b.scan.prefetch_tiles &&
+         a.scan.keep_swept == b.scan.keep_swept;
 }
 
 // device_tuning.hpp: "the key is the device's peak DRAM bandwidth per SM ... standard below 32 GB/s per SM, high at
@@ -85,15 +86,17 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   const launch_tuning base{};
   const tuning_parse_result r = parse_tuning_overrides(
       base,
-      "sum.block_threads=128,,sum.max_tiles=8,sum.grid_per_sm=2,sum.spread=0,sum.rows=32,sum.prefetch=3,"
+      "sum.block_threads=128,,sum.max_tiles=8,sum.grid_per_sm=2,sum.spread=0,sum.rows=32,sum.spread_rows=16,sum."
+      "prefetch=3,"
       "sum.two_pass=1,scan.threads4=128,scan.items4=16,scan.threads8=256,scan.items8=32,scan.init=kernel_early,"
-      "scan.prefetch=264");
+      "scan.prefetch=264,scan.swept=0");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.tuning.sum.block_threads, 128);
   EXPECT_EQ(r.tuning.sum.max_tiles_per_chunk, 8);
   EXPECT_EQ(r.tuning.sum.grid_blocks_per_sm, 2);
   EXPECT_FALSE(r.tuning.sum.spread);
   EXPECT_EQ(r.tuning.sum.rows_per_pass, 32);
+  EXPECT_EQ(r.tuning.sum.spread_rows_per_pass, 16);
   EXPECT_EQ(r.tuning.sum.prefetch_passes, 3);
   EXPECT_TRUE(r.tuning.sum.two_pass);
   EXPECT_EQ(r.tuning.scan.block_threads_4, 128);
@@ -102,13 +105,16 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   EXPECT_EQ(r.tuning.scan.items_per_thread_8, 32);
   EXPECT_EQ(r.tuning.scan.flag_init, scan_flag_init::kernel_early);
   EXPECT_EQ(r.tuning.scan.prefetch_tiles, 264);
+  EXPECT_FALSE(r.tuning.scan.keep_swept);
+  EXPECT_TRUE(base.scan.keep_swept);  // the default on every class
   EXPECT_TRUE(parse_tuning_overrides(base, "").ok);
   EXPECT_TRUE(same(parse_tuning_overrides(base, "").tuning, base));
   EXPECT_EQ(parse_tuning_overrides(base, "scan.init=memset").tuning.scan.flag_init, scan_flag_init::memset);
   EXPECT_EQ(parse_tuning_overrides(base, "scan.init=kernel").tuning.scan.flag_init, scan_flag_init::kernel);
-  for (const char* bad : {"sum.max_tiles=3", "sum.block_threads=48", "sum.block_threads=512", "sum.rows=24",
-                          "sum.spread=2", "scan.items4=64", "scan.threads8=512", "scan.init=fast", "sum.tiles=8",
-                          "sum.prefetch", "sum.prefetch=-1", "sum.prefetch=2x", "=1", "sum.max_tiles=8,bogus=1"}) {
+  for (const char* bad :
+       {"sum.max_tiles=3", "sum.block_threads=48", "sum.block_threads=512", "sum.rows=24", "sum.spread=2",
+        "scan.items4=64", "scan.threads8=512", "scan.init=fast", "scan.swept=2", "sum.tiles=8", "sum.prefetch",
+        "sum.prefetch=-1", "sum.prefetch=2x", "=1", "sum.max_tiles=8,bogus=1"}) {
     const tuning_parse_result b = parse_tuning_overrides(base, bad);
     EXPECT_FALSE(b.ok) << bad;
     EXPECT_TRUE(same(b.tuning, base)) << bad;  // the good token before a bad one is not applied either

@@ -43,14 +43,18 @@ struct scan_kernel_options {
   int prefetch_tiles = 0;        // block j asks L2 for the input of tile j + prefetch_tiles (0: nothing)
   bool wait_dependency = false;  // launched as a programmatic dependent of the flag-clearing kernel: wait for it
                                  // (griddepcontrol.wait) before the look-back, the first access to the flags
+  bool keep_swept = false;       // each thread stores its up-swept values (the Items / 2 it changed) back into its
+                                 // slots and fetches them after the look-back instead of sweeping its leaves again
 };
 
 // load(const In&) -> T widens an input; store(const T&) -> Out finishes an output (canonical NaN for sums).
 //
 // Each warp owns 32 * Items consecutive elements of the tile and transposes them through its own region of shared
 // memory (warp-striped loads and stores, coalesced; only __syncwarp), so the block meets at two barriers only, those
-// of the block scan. The leaves are fetched again from shared memory after the look-back (scan_reloading): they hold
-// no registers while warp 0 waits, which keeps the kernel's register count, and so the tiles in flight per SM, up.
+// of the block scan. The thread's values are fetched again from shared memory after the look-back: they hold no
+// registers while warp 0 waits, which keeps the kernel's register count, and so the tiles in flight per SM, up. With
+// options.keep_swept (the default) the thread first stores its up-swept values (scan_swept_reloading), else it
+// fetches its leaves and sweeps them again (scan_reloading); the same combines either way.
 template <int Threads, int Items, class T, class In, class Out, class Load, class Op, class Store>
 __global__ void __launch_bounds__(Threads)
     fenwick_scan_kernel(const In* in, Out* out, std::uint64_t n, fenwick_tile_state<T> state, Load load, Op op,
@@ -112,6 +116,19 @@ __global__ void __launch_bounds__(Threads)
   T a[Items];
   fetch(a);
   const bool publish = valid == tile;
+  // keep_swept: the up-sweep's results, a[i] for odd i (even i keep their leaves), back into the thread's own slots
+  // (pads included: a slot past the valid elements is the thread's alone), fetched again after the look-back.
+  const auto stash_swept = [&](const T(&s)[Items]) {
+#pragma unroll
+    for (int i = 1; i < Items; i += 2) region[padded(lane * Items + i)] = s[i];
+  };
+  const auto fetch_swept = [&](T(&s)[Items]) {
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const int x = lane * Items + i;
+      s[i] = (i & 1) || x < mine ? region[padded(x)] : pad;
+    }
+  };
   const auto carry_in = [&](const T& root, T& carry, bool& has, T& end) {
     // Only warp 0 touches the flags: it alone waits for the clearing kernel (kernel_early).
     if (options.wait_dependency) cudaGridDependencySynchronize();
@@ -119,7 +136,13 @@ __global__ void __launch_bounds__(Threads)
   };
   T carry;
   bool has;
-  block_scan{}.scan_reloading(a, op, carry_in, scratch, carry, has, fetch);
+  if (options.keep_swept) {
+    thread_fenwick_up(a, op);
+    stash_swept(a);
+    block_scan{}.scan_swept_reloading(a, op, carry_in, scratch, carry, has, fetch_swept);
+  } else {
+    block_scan{}.scan_reloading(a, op, carry_in, scratch, carry, has, fetch);
+  }
   // The next thread's carry-in P(thread end): from the next lane, the next warp's carry or the tile's end.
   T next = detail::shuffle_from(carry, (lane + 1) & 31);
   if (lane == 31) next = warp + 1 < Threads / 32 ? scratch.warp_value[warp + 1] : scratch.tile_end;
@@ -208,7 +231,7 @@ void launch_fenwick_scan(const In* in, Out* out, std::uint64_t n, void* workspac
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_bytes)),
           "cuda scan: cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   }
-  const scan_kernel_options options{tuning.prefetch_tiles, early};
+  const scan_kernel_options options{tuning.prefetch_tiles, early, tuning.keep_swept};
   if (!early) {
     kernel<<<unsigned(tiles), Threads, dynamic_bytes, stream>>>(in, out, n, state, load, op, store, exclusive, identity,
                                                                 options);

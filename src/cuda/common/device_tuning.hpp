@@ -64,6 +64,8 @@ struct sum_tuning {
   bool spread = true;            // small inputs on one-warp blocks (launch_policy.hpp, spread_small_input)
   int rows_per_pass = 0;         // warp_chunk_root's pass: 0 = the type's default (32 rows for 4-byte
                                  // accumulators, 16 for 8-byte ones), 16 or 32 (plain fp32/fp64, aligned input)
+  int spread_rows_per_pass = 0;  // the same for the spread kernel (small inputs on one-warp blocks): 0 = as
+                                 // rows_per_pass, 16 or 32 (32: a binary64 tile in one pass, one memory round trip)
   int prefetch_passes = 0;       // L2 bulk prefetch this many passes ahead of the loads (0: none; >= passes of a
                                  // chunk: the whole chunk up front); plain fp32/fp64, aligned input
   bool two_pass = false;         // the chunk kernel, then a one-block finishing kernel, instead of the single pass
@@ -102,10 +104,11 @@ struct tuning_parse_result {
 };
 
 // Applies a comma-separated list of key=value overrides to `base` (empty or null: base unchanged). Keys:
-//   sum.block_threads, sum.max_tiles, sum.grid_per_sm, sum.spread (0/1), sum.rows (0/16/32), sum.prefetch,
+//   sum.block_threads, sum.max_tiles, sum.grid_per_sm, sum.spread (0/1), sum.rows (0/16/32), sum.spread_rows
+//   (0/16/32), sum.prefetch,
 //   sum.two_pass (0/1),
 //   scan.threads4, scan.items4, scan.threads8, scan.items8, scan.init (memset/kernel/kernel_early),
-//   scan.prefetch.
+//   scan.prefetch, scan.swept (0/1).
 // A value outside its key's range, an unknown key or a malformed token leaves `base` as it was and reports the token.
 inline tuning_parse_result parse_tuning_overrides(const launch_tuning& base, std::string_view spec) {
   tuning_parse_result r{base, true, {}};
@@ -162,6 +165,8 @@ inline tuning_parse_result parse_tuning_overrides(const launch_tuning& base, std
       t.sum.spread = v == 1;
     else if (key == "sum.rows" && one_of(v, {0, 16, 32}))
       t.sum.rows_per_pass = v;
+    else if (key == "sum.spread_rows" && one_of(v, {0, 16, 32}))
+      t.sum.spread_rows_per_pass = v;
     else if (key == "sum.prefetch" && v <= 64)
       t.sum.prefetch_passes = v;
     else if (key == "sum.two_pass" && v <= 1)
@@ -176,6 +181,8 @@ inline tuning_parse_result parse_tuning_overrides(const launch_tuning& base, std
       t.scan.items_per_thread_8 = v;
     else if (key == "scan.prefetch" && v <= 4096)
       t.scan.prefetch_tiles = v;
+    else if (key == "scan.swept" && v <= 1)
+      t.scan.keep_swept = v == 1;
     else
       return fail(token);
   }

@@ -80,9 +80,27 @@ struct block_fenwick_scan {
   template <class Op, class CarryIn, class Reload>
   __device__ __forceinline__ void scan_reloading(T (&a)[Items], Op op, CarryIn carry_in, storage& s, T& thread_carry,
                                                  bool& thread_has, Reload reload) {
+    thread_fenwick_up(a, op);
+    scan_from_swept<false>(a, op, carry_in, s, thread_carry, thread_has, reload);
+  }
+
+  // The same for a caller that has already run thread_fenwick_up(a, op) on the leaves and kept the result where
+  // reload_swept(a) fetches it again after the carry-in (so the thread's Items - 1 up-sweep combines are not redone:
+  // worth a store per combine where combines are dear, e.g. affine maps). Same combines, same bits as scan().
+  template <class Op, class CarryIn, class ReloadSwept>
+  __device__ __forceinline__ void scan_swept_reloading(T (&a)[Items], Op op, CarryIn carry_in, storage& s,
+                                                       T& thread_carry, bool& thread_has, ReloadSwept reload_swept) {
+    scan_from_swept<true>(a, op, carry_in, s, thread_carry, thread_has, reload_swept);
+  }
+
+ private:
+  // From the thread's up-swept leaves on. ReloadGivesSwept: reload(a) refills the up-swept values (else the leaves,
+  // swept again here).
+  template <bool ReloadGivesSwept, class Op, class CarryIn, class Reload>
+  __device__ __forceinline__ void scan_from_swept(T (&a)[Items], Op op, CarryIn carry_in, storage& s, T& thread_carry,
+                                                  bool& thread_has, Reload reload) {
     constexpr bool reloads = !std::is_same_v<Reload, no_reload>;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    thread_fenwick_up(a, op);
     warp_fenwick_scan<T> lanes;
     const T warp_root = lanes.up(a[Items - 1], op);
     if (lane == 0) s.warp_value[warp] = warp_root;
@@ -104,7 +122,7 @@ struct block_fenwick_scan {
     lanes.down(carry, has, op);
     if constexpr (reloads) {
       reload(a);
-      thread_fenwick_up(a, op);
+      if constexpr (!ReloadGivesSwept) thread_fenwick_up(a, op);
     }
     thread_fenwick_down(a, carry, has, op);
     thread_carry = carry;
