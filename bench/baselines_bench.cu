@@ -272,8 +272,7 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
   using detred::cuda::launch_config;
   setup<T> s;
   const bool f64 = sizeof(T) == 8;
-  const std::string alt_rows = f64 ? "sum.rows=32" : "sum.rows=16";                  // the type's other pass height
-  const std::string alt_spread = f64 ? "sum.spread_rows=32" : "sum.spread_rows=16";  // the same, small inputs only
+  const std::string alt_rows = f64 ? "sum.rows=32" : "sum.rows=16";  // the type's other pass height
   const std::vector<candidate> small = {
       {"default", "", {}},
       {"spread off (256 threads)", "sum.spread=0", {}},
@@ -289,9 +288,6 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
       {alt_rows + ", prefetch 1", alt_rows + ",sum.prefetch=1", {}},
       {alt_rows + ", tiles 2", alt_rows, launch_config{0, 0, 2}},
       {"tiles 2, prefetch all", "sum.prefetch=64", launch_config{0, 0, 2}},
-      {alt_spread, alt_spread, {}},
-      {alt_spread + ", prefetch 1", alt_spread + ",sum.prefetch=1", {}},
-      {alt_spread + ", tiles 2", alt_spread, launch_config{0, 0, 2}},
       {"two-pass", "sum.two_pass=1", {}},
   };
   const std::vector<candidate> large = {

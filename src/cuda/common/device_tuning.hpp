@@ -64,8 +64,6 @@ struct sum_tuning {
   bool spread = true;            // small inputs on one-warp blocks (launch_policy.hpp, spread_small_input)
   int rows_per_pass = 0;         // warp_chunk_root's pass: 0 = the type's default (32 rows for 4-byte
                                  // accumulators, 16 for 8-byte ones), 16 or 32 (plain fp32/fp64, aligned input)
-  int spread_rows_per_pass = 0;  // the same for the spread kernel (small inputs on one-warp blocks): 0 = as
-                                 // rows_per_pass, 16 or 32 (32: a binary64 tile in one pass, one memory round trip)
   int prefetch_passes = 0;       // L2 bulk prefetch this many passes ahead of the loads (0: none; >= passes of a
                                  // chunk: the whole chunk up front); plain fp32/fp64, aligned input
   bool two_pass = false;         // the chunk kernel, then a one-block finishing kernel, instead of the single pass
@@ -77,12 +75,18 @@ struct launch_tuning {
   scan_tuning scan;
 };
 
-// The built-in defaults for a class of device (docs/PERFORMANCE.md): the H100's values for `standard`; for `high`
-// (the H200) the scan settings its tuning run chose (bench/h200_tune_run.sh measures the alternatives).
+// The built-in defaults for a class of device (docs/PERFORMANCE.md): the H100's values for `standard`, the H200's for
+// `high`, each chosen by a tuning run on that GPU (bench/h200_tune_run.sh measures the alternatives on either).
 inline launch_tuning defaults_for(bandwidth_class c) {
   launch_tuning t;
   switch (c) {
     case bandwidth_class::standard:
+      // H100, measured 2026-11-24 (session 7, the same tuning run on the H100; docs/PERFORMANCE.md, scans): the H200's
+      // scan settings below help here too: affine-map scan 0.878 -> 0.935x copy, fp64 sum scan 0.991 -> 0.930x CUB's
+      // time, fp32 (256 x 32) 1.068 -> 0.970x, fp32 2^20 per call 1.10 -> 0.97x CUB's time. So today both classes
+      // hold the same values; the classes stay, for the devices where they part.
+      t.scan.prefetch_tiles = 132;
+      t.scan.flag_init = scan_flag_init::kernel_early;
       break;
     case bandwidth_class::high:
       // H200, measured 2026-11-23 (session 6, bench/h200_tune_run.sh; docs/PERFORMANCE.md, scans): every scan
@@ -104,8 +108,7 @@ struct tuning_parse_result {
 };
 
 // Applies a comma-separated list of key=value overrides to `base` (empty or null: base unchanged). Keys:
-//   sum.block_threads, sum.max_tiles, sum.grid_per_sm, sum.spread (0/1), sum.rows (0/16/32), sum.spread_rows
-//   (0/16/32), sum.prefetch,
+//   sum.block_threads, sum.max_tiles, sum.grid_per_sm, sum.spread (0/1), sum.rows (0/16/32), sum.prefetch,
 //   sum.two_pass (0/1),
 //   scan.threads4, scan.items4, scan.threads8, scan.items8, scan.init (memset/kernel/kernel_early),
 //   scan.prefetch, scan.swept (0/1).
@@ -165,8 +168,6 @@ inline tuning_parse_result parse_tuning_overrides(const launch_tuning& base, std
       t.sum.spread = v == 1;
     else if (key == "sum.rows" && one_of(v, {0, 16, 32}))
       t.sum.rows_per_pass = v;
-    else if (key == "sum.spread_rows" && one_of(v, {0, 16, 32}))
-      t.sum.spread_rows_per_pass = v;
     else if (key == "sum.prefetch" && v <= 64)
       t.sum.prefetch_passes = v;
     else if (key == "sum.two_pass" && v <= 1)

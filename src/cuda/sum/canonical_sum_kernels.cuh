@@ -235,9 +235,7 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   const bool aligned = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
   const sum_tuning tuning = current_tuning().sum;  // per-device defaults and overrides (device_tuning.hpp)
   auto kernel = chunk_kernel_for<Acc, T, fused_threads>(aligned, tuning);
-  sum_tuning spread_tuning = tuning;  // the spread kernel's pass height may differ (device_tuning.hpp)
-  if (tuning.spread_rows_per_pass != 0) spread_tuning.rows_per_pass = tuning.spread_rows_per_pass;
-  auto spread_kernel = chunk_kernel_for<Acc, T, spread_threads>(aligned, spread_tuning);
+  auto spread_kernel = chunk_kernel_for<Acc, T, spread_threads>(aligned, tuning);
   const device_facts facts = facts_for(kernel, chosen_block_threads(requested, tuning));
   launch_config c = choose_launch_config(requested, n, tile, facts, tuning);
   if (spread_small_input(requested, c, n, tile, facts, tuning))

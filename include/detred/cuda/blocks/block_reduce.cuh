@@ -16,9 +16,8 @@
 
 namespace detred::cuda {
 
-// One thread: T(first, 2^level) over load(first), load(first + 1), ... Up to 32 items are loaded at once; beyond that
-// groups of 8 loads are issued together, up to 32 group roots joined in registers, more by a binary counter (in local
-// memory).
+// One thread: T(first, 2^level) over load(first), load(first + 1), ... Groups of 8 loads are issued together; up to
+// 32 group roots are joined in registers, more by a binary counter (in local memory).
 template <class Acc, class Load>
 __device__ Acc thread_subtree_root(const Load& load, std::uint64_t first, int level) {
   if (level < 3) {
@@ -42,23 +41,6 @@ __device__ Acc thread_subtree_root(const Load& load, std::uint64_t first, int le
     return v[0];
   };
   const std::uint64_t groups = std::uint64_t{1} << (level - 3);
-  if (groups <= 4) {
-    // Up to 32 items: every load issued before the first merge (one memory round trip, not one per group), then the
-    // complete tree over them: the same merges as the group roots joined by binary increments below.
-    Acc v[32];
-#pragma unroll
-    for (int i = 0; i < 32; ++i)
-      if (i < 8 * int(groups)) v[i] = load(first + i);
-    int count = 8 * int(groups);  // the live values of the level being merged: v[0 .. count)
-#pragma unroll
-    for (int width = 32; width > 1; width /= 2) {
-#pragma unroll
-      for (int i = 0; i < width / 2; ++i)
-        if (2 * i + 1 < count) v[i] = detail::merged(v[2 * i], v[2 * i + 1]);
-      count /= 2;
-    }
-    return v[0];
-  }
   if (groups <= 32) {
     register_tree32<Acc> joined;
     Acc root{};
