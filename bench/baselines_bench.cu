@@ -257,7 +257,7 @@ std::string shape_label(std::uint64_t n, const candidate& c, int sms) {
   const d::device_facts facts{sms, 1};
   detred::cuda::launch_config l = d::choose_launch_config(c.config, n, tile, facts, tuning);
   if (d::spread_small_input(c.config, l, n, tile, facts, tuning))
-    l = d::choose_spread_config(c.config, n, tile, facts, 32, tuning);
+    l = d::choose_launch_config(d::with_block_threads(c.config, 32), n, tile, facts, tuning);
   const std::uint64_t chunk = tile * std::uint64_t(l.tiles_per_chunk), items = n / chunk + (n % chunk) / tile;
   const std::uint64_t wpb = std::uint64_t(l.block_threads / 32), useful = (items + wpb - 1) / wpb;
   const std::uint64_t grid = useful < std::uint64_t(l.grid_blocks) ? useful : std::uint64_t(l.grid_blocks);
@@ -296,7 +296,6 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
       {"tiles 4", "", launch_config{0, 0, 4}},
       {"tiles 2", "", launch_config{0, 0, 2}},
       {"max tiles 8 (policy)", "sum.max_tiles=8", {}},
-      {"one chunk per warp (grid 0)", "sum.grid_per_sm=0", {}},
       {"grid 1/SM (grid-stride)", "sum.grid_per_sm=1", {}},
       {"grid 2/SM (grid-stride)", "sum.grid_per_sm=2", {}},
       {"grid 2/SM, tiles 4", "sum.grid_per_sm=2", launch_config{0, 0, 4}},

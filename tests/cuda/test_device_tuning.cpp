@@ -66,11 +66,10 @@ TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   launch_tuning plain = standard;
   plain.scan.prefetch_tiles = launch_tuning{}.scan.prefetch_tiles;
   plain.scan.flag_init = launch_tuning{}.scan.flag_init;
-  plain.sum.grid_blocks_per_sm = launch_tuning{}.sum.grid_blocks_per_sm;
   EXPECT_TRUE(same(plain, launch_tuning{}));
   EXPECT_EQ(standard.sum.block_threads, default_block_threads);
   EXPECT_EQ(standard.sum.max_tiles_per_chunk, max_tiles_per_chunk);
-  EXPECT_EQ(standard.sum.grid_blocks_per_sm, 2);
+  EXPECT_EQ(standard.sum.grid_blocks_per_sm, 0);
   EXPECT_TRUE(standard.sum.spread);
   EXPECT_EQ(standard.sum.rows_per_pass, 0);
   EXPECT_EQ(standard.sum.prefetch_passes, 0);
@@ -169,13 +168,6 @@ TEST(DeviceTuning, SumPolicyTakesTheTuningAndTheCallerWins) {
   EXPECT_FALSE(spread_small_input({}, small, n, tile, h100, no_spread));
   EXPECT_FALSE(spread_small_input({256, 0, 0}, small, n, tile, h100));
   EXPECT_FALSE(spread_small_input({}, choose_launch_config({}, gib, tile, h100), gib, tile, h100));
-  // A spread call keeps one chunk per one-warp block whatever grid the tuning asks of large inputs.
-  sum_tuning grid2;
-  grid2.grid_blocks_per_sm = 2;
-  const launch_config spread = choose_spread_config({}, n, tile, device_facts{132, 8}, 32, grid2);
-  EXPECT_EQ(spread.block_threads, 32);
-  EXPECT_EQ(spread.grid_blocks, one_chunk_per_warp);
-  EXPECT_EQ(choose_launch_config({}, gib, tile, h100, grid2).grid_blocks, 2 * 132);
 }
 
 // scan.hpp, choose_scan_config: defaults from scan_tuning by value size; the caller's fields win; 32 x 32 refused.

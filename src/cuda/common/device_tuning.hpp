@@ -81,10 +81,6 @@ inline launch_tuning defaults_for(bandwidth_class c) {
   launch_tuning t;
   switch (c) {
     case bandwidth_class::standard:
-      // H100, measured 2026-11-24 (session 7, interleaved tunes): the sum's chunk kernel at two blocks an SM, warps
-      // taking chunks grid-stride (small inputs keep one chunk a one-warp block, launch_policy.hpp): 1 GiB f32 0.977 ->
-      // 0.986-0.987x CUB, f64 0.974 -> 0.978-0.979x. The same on the H200 below.
-      t.sum.grid_blocks_per_sm = 2;
       // H100, measured 2026-11-24 (session 7, the same tuning run on the H100; docs/PERFORMANCE.md, scans): the H200's
       // scan settings below help here too: affine-map scan 0.878 -> 0.935x copy, fp64 sum scan 0.991 -> 0.930x CUB's
       // time, fp32 (256 x 32) 1.068 -> 0.970x, fp32 2^20 per call 1.10 -> 0.97x CUB's time. So today both classes
@@ -99,9 +95,6 @@ inline launch_tuning defaults_for(bandwidth_class c) {
       // 1.20-1.28 -> 1.08-1.15x CUB's time). No sum candidate beat the defaults at 1 GiB or 2^20.
       t.scan.prefetch_tiles = 132;
       t.scan.flag_init = scan_flag_init::kernel_early;
-      // H200, measured 2026-11-23 and 2026-11-24 (sessions 6 and 7, interleaved tunes): two blocks an SM, grid-stride,
-      // 1 GiB f32 0.967-0.971 -> 0.975-0.979x CUB, f64 0.938-0.941 -> 0.950-0.951x.
-      t.sum.grid_blocks_per_sm = 2;
       break;
   }
   return t;

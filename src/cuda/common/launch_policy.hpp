@@ -42,10 +42,9 @@ inline int chosen_block_threads(const launch_config& requested, const sum_tuning
 // Fills the fields the caller left 0 (the defaults, tuning = {}, were measured on the H100, docs/PERFORMANCE.md):
 // - chunks of tuning.max_tiles_per_chunk (16) tiles where the input is large enough (fewer roots for the finishing
 //   kernel), smaller ones until the device's resident warps get at least two chunks each;
-// - tuning.grid_blocks_per_sm blocks per SM (warps then take chunks grid-stride; the per-device defaults have 2 since
-//   session 7: at 1 GiB 1% faster than one chunk per warp on the H100 and the H200, docs/PERFORMANCE.md), or with 0
-//   one chunk per warp (no grid-stride loop: the hardware block scheduler balances the load as blocks finish; 1-2%
-//   faster at 1 GiB than a grid of one resident block per SM, the H100 in session 3).
+// - one chunk per warp (no grid-stride loop): the hardware block scheduler then balances the load as blocks finish,
+//   which measured 1-2% faster at 1 GiB than a resident-sized grid; or tuning.grid_blocks_per_sm blocks per SM
+//   (warps then take chunks grid-stride).
 // Speed only: the bits never depend on the result.
 inline launch_config choose_launch_config(launch_config requested, std::uint64_t n, std::uint64_t tile_elements,
                                           const device_facts& device, const sum_tuning& tuning = {}) {
@@ -67,16 +66,6 @@ inline launch_config choose_launch_config(launch_config requested, std::uint64_t
 inline launch_config with_block_threads(launch_config c, int block_threads) {
   c.block_threads = block_threads;
   return c;
-}
-
-// The shape of a spread call (spread_small_input true): one-warp blocks, one chunk each (tuning.grid_blocks_per_sm is
-// for large inputs: a few hundred blocks of 8 warps; at 2^20 f64 it would give each one-warp block two tiles in a row).
-inline launch_config choose_spread_config(const launch_config& requested, std::uint64_t n, std::uint64_t tile_elements,
-                                          const device_facts& spread_kernel_facts, int spread_block_threads,
-                                          sum_tuning tuning = {}) {
-  tuning.grid_blocks_per_sm = 0;
-  return choose_launch_config(with_block_threads(requested, spread_block_threads), n, tile_elements,
-                              spread_kernel_facts, tuning);
 }
 
 // Whether a default-shaped call should "spread" (one warp per block instead of 8): when the caller left the block

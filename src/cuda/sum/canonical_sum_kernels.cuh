@@ -239,7 +239,8 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   const device_facts facts = facts_for(kernel, chosen_block_threads(requested, tuning));
   launch_config c = choose_launch_config(requested, n, tile, facts, tuning);
   if (spread_small_input(requested, c, n, tile, facts, tuning))
-    c = choose_spread_config(requested, n, tile, facts_for(spread_kernel, spread_threads), spread_threads, tuning);
+    c = choose_launch_config(with_block_threads(requested, spread_threads), n, tile,
+                             facts_for(spread_kernel, spread_threads), tuning);
   // The single pass and the one-block path finish inside the chunk kernel, whose block size is then fixed at compile
   // time: fused_threads, or spread_threads (the spread kernel).
   const bool spread = c.block_threads == spread_threads;
