@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/interleaved_timing.hpp"
 #include "detred/baselines/gpu.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
@@ -213,42 +214,6 @@ struct candidate {
   detred::cuda::launch_config config;
 };
 
-void use_overrides(const std::string& spec) {
-  if (!detred::cuda::detail::set_tuning_overrides(spec.c_str())) {
-    std::fprintf(stderr, "bad tuning overrides: %s\n", spec.c_str());
-    std::exit(2);
-  }
-}
-
-// Medians (seconds per call) of `rounds` timings of `calls` back-to-back calls of each function; in every round each
-// function is timed once, in turn, after one untimed call (which also takes the host's one-off costs of a changed
-// tuning out of the timed window). before(i) runs before function i's untimed call.
-std::vector<double> interleaved_medians(timer& tm, const std::vector<std::function<void()>>& fs, int rounds, int calls,
-                                        const std::function<void(std::size_t)>& before) {
-  std::vector<std::vector<double>> t(fs.size());
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t k = 0; k < fs.size(); ++k) {
-      // Round r starts at function r mod count: each function takes every place in the order equally often (a
-      // function's place in a round measured worth about 1% at 1 GiB on the H200, session 7).
-      const std::size_t i = (k + std::size_t(r)) % fs.size();
-      before(i);
-      fs[i]();
-      check(cudaEventRecord(tm.a), "record");
-      for (int c = 0; c < calls; ++c) fs[i]();
-      check(cudaEventRecord(tm.b), "record");
-      check(cudaEventSynchronize(tm.b), "sync");
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, tm.a, tm.b), "elapsed");
-      t[i].push_back(double(ms) / 1e3 / calls);
-    }
-  std::vector<double> medians;
-  for (auto& v : t) {
-    std::sort(v.begin(), v.end());
-    medians.push_back(v[v.size() / 2]);
-  }
-  return medians;
-}
-
 // The policy's shape for a candidate (block threads x blocks, tiles per chunk, chunks + tail tiles), assuming one
 // resident block per SM (the fp32 / fp64 chunk kernels use 154-160 registers at 256 threads; an estimate for the
 // label only, the library asks the occupancy API).
@@ -320,14 +285,16 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
   const auto run = [&](std::uint64_t n, const std::vector<candidate>& cs, int calls, const char* label) {
     std::vector<std::function<void()>> fs{s.cub_sum(n)};
     for (const candidate& c : cs) fs.push_back(s.canonical(n, c.config));
-    const auto before = [&](std::size_t i) { use_overrides(i == 0 ? std::string() : cs[i - 1].overrides); };
-    const std::vector<double> t = interleaved_medians(tm, fs, rounds, calls, before);
+    const auto before = [&](std::size_t i) {
+      detred::bench::use_tuning_overrides(i == 0 ? std::string() : cs[i - 1].overrides);
+    };
+    const std::vector<double> t = detred::bench::interleaved_seconds(fs, rounds, calls, before);
     std::uint64_t reference = 0;
     const double bytes = double(n) * sizeof(T);
     std::printf("| %s | %s | cub::DeviceReduce::Sum | - | %.2f | %.0f | 1.000 | %.3f | - |\n", type_name(sizeof(T)),
                 label, t[0] * 1e6, bytes / t[0] / 1e9, bytes / t[0] / 1e9 / ceiling);
     for (std::size_t i = 0; i < cs.size(); ++i) {
-      use_overrides(cs[i].overrides);
+      detred::bench::use_tuning_overrides(cs[i].overrides);
       check(cudaMemset(s.out, 0xff, sizeof(T)), "memset");
       s.canonical(n, cs[i].config)();
       check(cudaDeviceSynchronize(), "sync");
@@ -338,7 +305,7 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
                   cs[i].name.c_str(), shape_label<T>(n, cs[i], sms).c_str(), t[i + 1] * 1e6, bytes / t[i + 1] / 1e9,
                   t[0] / t[i + 1], bytes / t[i + 1] / 1e9 / ceiling, bits == reference ? "same" : "DIFFERENT");
     }
-    use_overrides("");
+    detred::bench::use_tuning_overrides("");
     std::fflush(stdout);
   };
   run(std::uint64_t{1} << 16, small, 100, "2^16 b2b");

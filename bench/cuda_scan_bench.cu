@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/interleaved_timing.hpp"
 #include "detred/cuda/blocks/block_scan.cuh"
 #include "detred/cuda/blocks/warp_scan.cuh"
 #include "detred/cuda/device.hpp"
@@ -111,47 +112,6 @@ struct scan_candidate {
   std::string name, overrides;
   detred::cuda::scan_launch_config config;
 };
-
-void use_overrides(const std::string& spec) {
-  if (!detred::cuda::detail::set_tuning_overrides(spec.c_str())) {
-    std::fprintf(stderr, "bad tuning overrides: %s\n", spec.c_str());
-    std::exit(2);
-  }
-}
-
-// Medians (ms per call) of `rounds` timings of `calls` back-to-back calls of each function; in every round each
-// function is timed once, in turn, after before(i) and one untimed call (the host's one-off costs of a changed tuning
-// stay out of the timed window).
-std::vector<double> interleaved_ms(const std::vector<std::function<void()>>& fs, int rounds, int calls,
-                                   const std::function<void(std::size_t)>& before) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  std::vector<std::vector<double>> t(fs.size());
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t k = 0; k < fs.size(); ++k) {
-      // Round r starts at function r mod count: each function takes every place in the order equally often (a
-      // function's place in a round measured worth about 1% at 1 GiB on the H200, session 7).
-      const std::size_t i = (k + std::size_t(r)) % fs.size();
-      before(i);
-      fs[i]();
-      cudaEventRecord(a);
-      for (int c = 0; c < calls; ++c) fs[i]();
-      cudaEventRecord(b);
-      check(cudaEventSynchronize(b), "timing");
-      float ms = 0;
-      cudaEventElapsedTime(&ms, a, b);
-      t[i].push_back(ms / calls);
-    }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::vector<double> medians;
-  for (auto& v : t) {
-    std::sort(v.begin(), v.end());
-    medians.push_back(v[v.size() / 2]);
-  }
-  return medians;
-}
 
 // Microbenchmarks of the building blocks: `rounds` dependent scans per thread.
 constexpr int rounds = 64;
@@ -262,14 +222,17 @@ int main(int argc, char** argv) {
       const auto copy_call = [&] { cudaMemcpyAsync(yf, xf, moved / 2, cudaMemcpyDeviceToDevice); };
       std::vector<std::function<void()>> fs{copy_call, cub_call};
       for (const auto& c : cs) fs.push_back([&, c] { call(c); });
-      const auto before = [&](std::size_t i) { use_overrides(i < 2 ? std::string() : cs[i - 2].overrides); };
-      const std::vector<double> t = interleaved_ms(fs, reps, calls, before);
+      const auto before = [&](std::size_t i) {
+        detred::bench::use_tuning_overrides(i < 2 ? std::string() : cs[i - 2].overrides);
+      };
+      std::vector<double> t = detred::bench::interleaved_seconds(fs, reps, calls, before);
+      for (double& v : t) v *= 1e3;               // ms per call
       const double unit = calls > 1 ? 1e3 : 1.0;  // us per call for back-to-back cases, ms for 1 GiB
       std::printf("%s: copy %.3f %s (%.0f GB/s) | CUB %.3f %s (%.0f GB/s)\n", label, t[0] * unit,
                   calls > 1 ? "us" : "ms", gbs(double(moved), t[0]), t[1] * unit, calls > 1 ? "us" : "ms",
                   gbs(double(moved), t[1]));
       for (std::size_t i = 0; i < cs.size(); ++i) {
-        use_overrides(cs[i].overrides);
+        detred::bench::use_tuning_overrides(cs[i].overrides);
         check(cudaMemset(out, 0xff, out_bytes), "memset");
         call(cs[i]);
         check(cudaDeviceSynchronize(), "candidate");
@@ -281,7 +244,7 @@ int main(int argc, char** argv) {
                     t[i + 2] / t[1],
                     words == 0 ? "same bits" : ("DIFFERENT: " + std::to_string(words) + " words").c_str());
       }
-      use_overrides("");
+      detred::bench::use_tuning_overrides("");
       std::fflush(stdout);
     };
     const auto shape = [](int t, int i) { return std::to_string(t) + "x" + std::to_string(i); };

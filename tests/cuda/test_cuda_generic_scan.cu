@@ -96,6 +96,32 @@ std::vector<affine> random_maps(std::size_t n, std::uint64_t seed) {
   return x;
 }
 
+// n random 2x2 matrices mod 2^32 (x) and their left-to-right prefix products (ref): exact and non-commutative, so the
+// reference of every association.
+struct matrices_and_products {
+  std::vector<mat2> x, ref;
+};
+matrices_and_products random_matrices(std::size_t n, std::mt19937_64& rng) {
+  matrices_and_products m{std::vector<mat2>(n), std::vector<mat2>(n)};
+  for (auto& v : m.x)
+    for (auto& e : v.m) e = std::uint32_t(rng());
+  mat2 acc = m.x[0];
+  m.ref[0] = acc;
+  for (std::size_t k = 1; k < n; ++k) m.ref[k] = acc = mat_product{}(acc, m.x[k]);
+  return m;
+}
+
+// The GPU sum scan of `in` (A from T) against the CPU scan's bits, inclusive or exclusive.
+template <class A, class T>
+bool sum_scan_has_cpu_bits(const std::vector<T>& in, bool exclusive, const cuda::scan_launch_config& c) {
+  std::vector<A> ref(in.size());
+  if (exclusive)
+    detred::exclusive_sum_scan<A>(in.data(), ref.data(), in.size());
+  else
+    detred::inclusive_sum_scan<A>(in.data(), ref.data(), in.size());
+  return same_bits(cuda::detail::sum_scan_host_data<A, T>(std::span<const T>(in), exclusive, c, 0, false), ref);
+}
+
 template <class T, class Op>
 std::vector<T> gpu_scan(const std::vector<T>& x, Op op, bool exclusive, const T& identity,
                         const cuda::scan_launch_config& c, bool in_place) {
@@ -167,15 +193,8 @@ TEST(CudaGenericScan, DynamicSharedTilesAndEveryScanTuningKeepTheCpuBits) {
   }
   cuda::detail::set_tuning_overrides("");
   std::mt19937_64 rng(11);
-  const std::size_t n = 3 * 4096 + 5;  // 128 x 32 matrices of 16 bytes: 66 KiB tiles
-  std::vector<mat2> x(n);
-  for (auto& v : x)
-    for (auto& e : v.m) e = std::uint32_t(rng());
-  std::vector<mat2> ref(n);
-  mat2 acc = x[0];
-  ref[0] = acc;
-  for (std::size_t k = 1; k < n; ++k) ref[k] = acc = mat_product{}(acc, x[k]);
-  EXPECT_TRUE(same_bits(gpu_scan(x, mat_product{}, false, mat2{}, {128, 32}, false), ref));
+  const auto m = random_matrices(3 * 4096 + 5, rng);  // 128 x 32 matrices of 16 bytes: 66 KiB tiles
+  EXPECT_TRUE(same_bits(gpu_scan(m.x, mat_product{}, false, mat2{}, {128, 32}, false), m.ref));
   EXPECT_EQ(checked, 9 * 4 * 5);
 }
 
@@ -183,13 +202,7 @@ TEST(CudaGenericScan, MatrixProductsEqualTheLeftToRightProducts) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
   std::mt19937_64 rng(7);
   for (std::size_t n : {std::size_t{5}, std::size_t{2047}, std::size_t{100'003}}) {
-    std::vector<mat2> x(n);
-    for (auto& v : x)
-      for (auto& e : v.m) e = std::uint32_t(rng());
-    std::vector<mat2> ref(n);
-    mat2 acc = x[0];
-    ref[0] = acc;
-    for (std::size_t k = 1; k < n; ++k) ref[k] = acc = mat_product{}(acc, x[k]);
+    const auto [x, ref] = random_matrices(n, rng);
     EXPECT_TRUE(same_bits(gpu_scan(x, mat_product{}, false, mat2{}, {}, false), ref)) << n;
     const mat2 one{{1, 0, 0, 1}};
     auto exc = gpu_scan(x, mat_product{}, true, one, {64, 4}, true);
@@ -267,28 +280,9 @@ TEST(CudaGenericScan, SumScansKeepTheCpuBitsWithOrWithoutTheSweptValuesKept) {
         for (auto& v : x) v = std::ldexp(u(rng), int(rng() % 30));
         std::vector<double> xd(x.begin(), x.end());
         for (bool exclusive : {false, true}) {
-          std::vector<float> ref_f(n);
-          std::vector<double> ref_d(n), ref_fd(n);
-          if (exclusive) {
-            detred::exclusive_sum_scan<float>(x.data(), ref_f.data(), n);
-            detred::exclusive_sum_scan<double>(xd.data(), ref_d.data(), n);
-            detred::exclusive_sum_scan<double>(x.data(), ref_fd.data(), n);
-          } else {
-            detred::inclusive_sum_scan<float>(x.data(), ref_f.data(), n);
-            detred::inclusive_sum_scan<double>(xd.data(), ref_d.data(), n);
-            detred::inclusive_sum_scan<double>(x.data(), ref_fd.data(), n);
-          }
-          EXPECT_TRUE(same_bits(
-              cuda::detail::sum_scan_host_data<float, float>(std::span<const float>(x), exclusive, c, 0, false), ref_f))
-              << spec << " n " << n;
-          EXPECT_TRUE(same_bits(
-              cuda::detail::sum_scan_host_data<double, double>(std::span<const double>(xd), exclusive, c, 0, false),
-              ref_d))
-              << spec << " n " << n;
-          EXPECT_TRUE(same_bits(
-              cuda::detail::sum_scan_host_data<double, float>(std::span<const float>(x), exclusive, c, 0, false),
-              ref_fd))
-              << spec << " n " << n;
+          EXPECT_TRUE((sum_scan_has_cpu_bits<float, float>(x, exclusive, c))) << spec << " n " << n;
+          EXPECT_TRUE((sum_scan_has_cpu_bits<double, double>(xd, exclusive, c))) << spec << " n " << n;
+          EXPECT_TRUE((sum_scan_has_cpu_bits<double, float>(x, exclusive, c))) << spec << " n " << n;
           ++checked;
         }
       }
