@@ -106,21 +106,21 @@ std::uint64_t raw(T x) {
 
 // Tunings compared by --variants (the default's figures are the main lines): for the binary32 family the register
 // window (the former default, exact_window_tuning) beside the exponent bins at other unrolls, so one run compares the
-// two algorithms on every data set; for binary64 the window's other tunings and the adjacent windows (issue 17):
-// one window at 256 and 128 threads a block (the lean slow path without and with the higher occupancy), 2 to 4
-// windows at 128 threads, 2 windows at 256 and at 64 threads, and 2 windows with 16 vectors a step; then the adaptive
-// windows at 256 threads, unroll 8: `sticky` (a warp goes wide at its first vector only window 1 takes, for good) and
-// `adaptive` (wide while some lane has more such vectors than 1/16 of its vectors below both windows).
+// two algorithms on every data set; for binary64 (issue 17) the register window, one and two adjacent windows (the two
+// with the slow path out of line), the adaptive windows of session 6 (inline slow path, no all_slow mode), and the
+// default's neighbours: out of line without the all_slow mode, with it for 16 and 64 steps, and sticky. Earlier
+// sessions' lists (docs/PERFORMANCE.md) had more; each is one line of this tuple to bring back.
 namespace dd = detred::cuda::detail;
 template <class T>
 using variants = std::conditional_t<
     std::same_as<T, double>,
-    std::tuple<dd::exact_tuning_of<T, 16, 1, false>, dd::exact_tuning_of<T, 16, 1, true>,
-               dd::exact_windows_tuning<T, 8, 1, 256>, dd::exact_windows_tuning<T, 8, 1, 128>,
-               dd::exact_windows_tuning<T, 8, 2, 128>, dd::exact_windows_tuning<T, 8, 3, 128>,
-               dd::exact_windows_tuning<T, 8, 4, 128>, dd::exact_windows_tuning<T, 8, 2, 256>,
-               dd::exact_windows_tuning<T, 8, 2, 64>, dd::exact_windows_tuning<T, 16, 2, 128>,
-               dd::exact_adaptive_windows_tuning<T, 8, 256, 31>, dd::exact_window_tuning<T>>,
+    std::tuple<dd::exact_window_tuning<T>, dd::exact_windows_tuning<T, 8, 1, 256>,
+               dd::exact_outlined_tuning<dd::exact_windows_tuning<T, 8, 2, 256>>,
+               dd::exact_adaptive_windows_tuning<T, 8, 256, 4>,
+               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4>>,
+               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 16>>,
+               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 64>>,
+               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 31, 256>>>,
     std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
                dd::exact_bins_tuning<T, 4>, dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;
 
@@ -205,10 +205,11 @@ bool run(const char* tname, int reps, bool with_variants) {
                   const bool v_same = raw(got) == raw(expected);
                   ok = ok && v_same;
                   std::printf(
-                      "      variant %-7s unroll=%d columns=%d atomic=%d windows=%d threads=%d: %7.1f GB/s (%.3f ms)  "
-                      "/CUB %.2f  exact==ref %s\n",
+                      "      variant %-8s unroll=%d columns=%d atomic=%d windows=%d threads=%d slow=%d outlined=%d: "
+                      "%7.1f GB/s (%.3f ms)  /CUB %.2f  exact==ref %s\n",
                       algorithm_name<Tune>(), Tune::unroll, Tune::columns, int(Tune::atomic), Tune::windows,
-                      Tune::block_threads, gb / (ms * 1e-3), ms, cub_ms / ms, v_same ? "yes" : "NO");
+                      Tune::block_threads, dd::exact_slow_run<Tune>(), int(dd::exact_outline_slow<Tune>()),
+                      gb / (ms * 1e-3), ms, cub_ms / ms, v_same ? "yes" : "NO");
                 }(),
                 ...);
           },
@@ -262,10 +263,11 @@ bool profile(int log2n) {
       check(cudaMemcpy(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost), "copy");
       ok = ok && raw(got) == raw(expected);
       std::printf(
-          "profile launch %2d: f64 %-10s n=2^%d %-7s unroll=%d columns=%d atomic=%d windows=%d threads=%d  "
-          "exact==ref %s\n",
+          "profile launch %2d: f64 %-10s n=2^%d %-7s unroll=%d columns=%d atomic=%d windows=%d threads=%d slow=%d "
+          "outlined=%d  exact==ref %s\n",
           launch++, test::name_of(set), log2n, algorithm_name<Tune>(), Tune::unroll, Tune::columns, int(Tune::atomic),
-          Tune::windows, Tune::block_threads, raw(got) == raw(expected) ? "yes" : "NO");
+          Tune::windows, Tune::block_threads, dd::exact_slow_run<Tune>(), int(dd::exact_outline_slow<Tune>()),
+          raw(got) == raw(expected) ? "yes" : "NO");
     };
     one(dd::exact_default_tuning<T>{});
     std::apply([&]<class... Tune>(Tune... t) { (one(t), ...); }, variants<T>{});

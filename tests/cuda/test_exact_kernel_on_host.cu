@@ -105,7 +105,10 @@ using host_tunings = std::conditional_t<
     std::tuple<exact_default_tuning<T>, exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 8, 2, false>,
                exact_tuning_of<T, 4, 3, true>, exact_windows_tuning<T, 8, 1, 256>, exact_windows_tuning<T, 8, 2, 128>,
                exact_windows_tuning<T, 1, 3, 64>, exact_windows_tuning<T, 16, 4, 128>,
-               exact_adaptive_windows_tuning<T, 8, 256, 31>, exact_adaptive_windows_tuning<T, 4, 64, 4>>,
+               exact_adaptive_windows_tuning<T, 8, 256, 31>, exact_adaptive_windows_tuning<T, 4, 64, 4>,
+               exact_adaptive_windows_tuning<T, 4, 64, 4, 2>, exact_adaptive_windows_tuning<T, 8, 128, 31, 16>,
+               exact_outlined_tuning<exact_adaptive_windows_tuning<T, 2, 64, 4, 3>>,
+               exact_outlined_tuning<exact_windows_tuning<T, 8, 1, 256>>>,
     std::tuple<exact_default_tuning<T>, exact_bins_tuning<T, 1>, exact_bins_tuning<T, 8>, exact_window_tuning<T>,
                exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 4, 3, true>>>;
 
@@ -433,9 +436,9 @@ TEST(CudaExactKernelOnHost, AdjacentWindowsLengthsAroundTheHeadroom) {
 // adaptive_windows' mode (docs/EXACT.md "Adaptive windows"): one thread driven as exact_thread_terms drives it (reserve
 // for a step of unroll 8, then each vector in the mode the step was dispatched on); after every step the thread's
 // limbs plus its windows (deposited in a copy) must hold exactly the terms added so far.
-template <int Shift>
+template <int Shift, int SlowRun = 0>
 struct adaptive_thread {
-  using Th = exact_windows_thread<2, 1, Shift>;
+  using Th = exact_windows_thread<2, 1, Shift, SlowRun>;
   using bits = unsigned long long;
   std::vector<long long> limbs = std::vector<long long>(Th::limb_rows);
   Th th{limbs.data()};
@@ -451,7 +454,9 @@ struct adaptive_thread {
     th.reserve(16);
     for (const auto& [a, b] : vectors) {
       const bits e[2] = {a, b};
-      if (th.wide)
+      if (th.all_slow)
+        th.add_vector(e, 0, exact_all_slow_step{});
+      else if (th.wide)
         th.add_vector(e, 0, std::true_type{});
       else
         th.add_vector(e, 0, std::false_type{});
@@ -566,11 +571,11 @@ void expect_adaptive_modes() {
     a.step({{w1(), w0()}});  // narrow: slow, rescued 1
     a.step({{w1(), w1()}, {w1(), w0()}});
     ASSERT_TRUE(a.th.wide);
-    ASSERT_EQ(a.th.rescued, 3u);
+    ASSERT_EQ(a.th.rescued, 1u) << "the wide mode does not count";
     a.steps(16, {{below(), w0()}, {w0(), below()}, {below(), below()}, {w0(), w0()}});  // 48 slow vectors
     ASSERT_EQ(a.th.slow, 48u);
     a.step({{w0(), w0()}});
-    ASSERT_EQ(a.th.wide, Shift >= 31) << rule << ": rescued 3 > 48 >> shift";
+    ASSERT_EQ(a.th.wide, Shift >= 31) << rule << ": rescued 1 > 48 >> shift";
     ASSERT_TRUE(a.th.acc[1] != 0) << "window 1 still holds the wide steps' terms";
     const int up = top + 3;
     a.step({{A::term(up, rng()), A::term(top - 40, rng())}});  // a move by 3 fields, in the narrow mode for 1/16
@@ -579,7 +584,7 @@ void expect_adaptive_modes() {
     ASSERT_TRUE(a.exact_so_far()) << rule << " a move after the way back";
     auto v1 = [&] { return A::term(up - 64 - int(rng() % 64), rng(), rng() & 1); };
     auto v0 = [&] { return A::term(up - int(rng() % 64), rng(), rng() & 1); };
-    a.steps(4, {{v1(), v0()}, {v1(), v1()}});  // narrow: slow, rescued 5 > 48 >> 4 at the next step
+    a.steps(4, {{v1(), v0()}, {v1(), v1()}});  // narrow: slow, rescued 3, then 5 > 48 >> 4 at the next step
     ASSERT_TRUE(a.th.wide) << rule;
     ASSERT_TRUE(a.th.acc[1] != 0) << rule;
     a.steps(30, {{v1(), v0()}, {below(), v0()}, {v1(), below()}});
@@ -590,6 +595,79 @@ void expect_adaptive_modes() {
 TEST(CudaExactKernelOnHost, AdaptiveWindowsModes) {
   expect_adaptive_modes<31>();
   expect_adaptive_modes<4>();
+}
+
+// The all_slow mode (docs/EXACT.md "The all_slow mode"), one thread with SlowRun = 3: a step with at least 3/4 of its
+// terms slow starts it, the next 3 steps take every term by the slow path (terms in window 0, above the windows:
+// no move, the windows untouched), then one step in the windows mode votes again; a step with fewer slow terms does
+// not start it. Around the limb rows' normalisation period too (2^10 slow terms: the rows must be normalised in time,
+// else the 2^52 digits of the largest terms pile up past 2^63). The thread's value is checked after each phase.
+TEST(CudaExactKernelOnHost, AdaptiveWindowsAllSlowMode) {
+  using A = adaptive_thread<4, 3>;
+  constexpr int top = 1500;
+  std::mt19937_64 rng(3);
+  auto w0 = [&] { return A::term(top - int(rng() % 64), rng(), rng() & 1); };
+  auto below = [&] { return A::term(int(rng() % (top - 128)), rng(), rng() & 1); };
+  A a;
+  a.step({{A::term(top, 1), w0()}});
+  // 5 of 8 vectors slow: below 3/4, stays in the windows.
+  a.step({{below(), w0()},
+          {w0(), below()},
+          {below(), below()},
+          {below(), w0()},
+          {below(), w0()},
+          {w0(), w0()},
+          {w0(), w0()},
+          {w0(), w0()}});
+  a.step({{w0(), w0()}});
+  ASSERT_FALSE(a.th.all_slow);
+  ASSERT_TRUE(a.exact_so_far());
+  // 6 of 8 slow: the next step is all_slow.
+  a.step({{below(), w0()},
+          {w0(), below()},
+          {below(), below()},
+          {below(), w0()},
+          {below(), w0()},
+          {below(), w0()},
+          {w0(), w0()},
+          {w0(), w0()}});
+  const auto acc0 = a.th.acc[0];
+  a.step({{w0(), w0()}, {A::term(top + 40, rng()), below()}});
+  ASSERT_TRUE(a.th.all_slow);
+  ASSERT_EQ(a.th.top, top) << "no move in the all_slow mode";
+  ASSERT_TRUE(a.th.acc[0] == acc0) << "the windows untouched in the all_slow mode";
+  a.steps(2, {{w0(), w0()}});
+  ASSERT_TRUE(a.th.all_slow);
+  ASSERT_TRUE(a.exact_so_far());
+  a.step({{w0(), w0()}});
+  ASSERT_FALSE(a.th.all_slow) << "after 3 all_slow steps, a windows step";
+  ASSERT_TRUE(a.th.acc[0] != acc0);
+  ASSERT_TRUE(a.exact_so_far());
+  // The largest terms of one sign, all slow, over three normalisation periods (the windows sit at top 2046, the
+  // terms at field 1906, below both windows: position 1919 = 59 * 32 + 31, so each adds 2^52 - 1 to row 60).
+  A b;
+  b.step({{A::term(2046, 1), A::term(2046, 1)}});
+  const auto big = A::term(1906, exact_binary64_geometry::fraction_mask);
+  for (int i = 0; i < 3 * 1024 / 16 + 7; ++i)
+    b.step({{big, big}, {big, big}, {big, big}, {big, big}, {big, big}, {big, big}, {big, big}, {big, big}});
+  ASSERT_TRUE(b.exact_so_far()) << "normalisation period";
+}
+
+// The threads' rows are normalised before the block adds them: 70,400 terms, in vectors of two that are either
+// (2^1023, -2^1023) (a quarter of them, at random: they move every thread's windows to field 2046 and cancel) or two of
+// the largest terms at field 1906 (below both windows: each adds 2^52 - 1 to row 60), all positive. Over a block of
+// 64 or 256 threads those rows would sum past 2^63 if the threads left them unnormalised.
+TEST(CudaExactKernelOnHost, SlowPathRowsAreNormalisedBeforeTheBlockSum) {
+  const double big = detred::bit_cast<double>((std::uint64_t{1906} << 52) | exact_binary64_geometry::fraction_mask);
+  const double top = detred::bit_cast<double>(std::uint64_t{2046} << 52);
+  std::mt19937_64 rng(1906);
+  std::vector<double> x(70400);
+  for (std::size_t i = 0; i < x.size(); i += 2) {
+    const bool tops = rng() % 4 == 0;
+    x[i] = tops ? top : big;
+    x[i + 1] = tops ? -top : big;
+  }
+  expect_emulated_exact<double, double>(x, "largest slow terms of one sign");
 }
 
 TEST(CudaExactKernelOnHost, HalfWidensExactly) {

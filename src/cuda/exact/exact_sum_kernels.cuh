@@ -94,7 +94,8 @@ enum class exact_block_algorithm {
   // that only the wide mode takes fast than 2^-s times its vectors below both windows (s = 31: sticky, wide from the
   // first such vector on). One branch on the mode a step, no divergence between modes inside a warp. The mode only
   // chooses which exact path adds a term (docs/EXACT.md "Adaptive windows"): the same bits as every other variant.
-  // Speed not yet measured.
+  // Optional (session 8): a third mode, all_slow, for data mostly below both windows (full range), and the slow path
+  // out of line in the other two (exact_outlined_tuning).
   adaptive_windows,
 };
 
@@ -154,14 +155,17 @@ struct exact_windows_tuning {
 };
 // The adaptive_windows algorithm (binary64): adjacent_windows' tuning with K = 2 (the same shared memory and limb
 // rows) and the mode's rule: wide while some lane of the warp has more rescued vectors than 2^-AdaptShift times its
-// slow ones (31: sticky).
-template <class T, int Unroll, int BlockThreads, int AdaptShift>
+// slow ones (31: sticky); SlowRun > 0: the all_slow mode, SlowRun steps at a time (0: never).
+template <class T, int Unroll, int BlockThreads, int AdaptShift, int SlowRun = 0>
 struct exact_adaptive_windows_tuning : exact_windows_tuning<T, Unroll, 2, BlockThreads> {
   static_assert(AdaptShift >= 0 && AdaptShift <= 31, "a shift 0 .. 31");
+  static_assert(SlowRun >= 0, "steps in the all_slow mode");
   static constexpr exact_block_algorithm algorithm = exact_block_algorithm::adaptive_windows;
   static constexpr int adapt_shift = AdaptShift;
+  static constexpr int slow_run = SlowRun;
 };
-// The windows thread's AdaptShift for a tuning: the adaptive tuning's, -1 (no mode) for adjacent_windows.
+// The windows thread's AdaptShift and SlowRun for a tuning: the adaptive tuning's, -1 (no mode) and 0 for
+// adjacent_windows.
 template <class Tune>
 DETRED_HD constexpr int exact_adapt_shift() {
   if constexpr (requires { Tune::adapt_shift; })
@@ -169,20 +173,41 @@ DETRED_HD constexpr int exact_adapt_shift() {
   else
     return -1;
 }
+// A windows tuning whose windows modes call the slow path out of line (exact_windows_thread's OutlineSlow).
+template <class Base>
+struct exact_outlined_tuning : Base {
+  static constexpr bool outline_slow = true;
+};
+template <class Tune>
+DETRED_HD constexpr bool exact_outline_slow() {
+  if constexpr (requires { Tune::outline_slow; })
+    return Tune::outline_slow;
+  else
+    return false;
+}
+template <class Tune>
+DETRED_HD constexpr int exact_slow_run() {
+  if constexpr (requires { Tune::slow_run; })
+    return Tune::slow_run;
+  else
+    return 0;
+}
 // Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 takes the
-// adaptive windows since session 6 (per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful
-// occupancy: docs/EXACT.md "Why binary64 keeps register windows, not bins"; measured on the H100, 1 GiB, ratio to CUB,
-// against the former register window: uniform 0.90 (0.90), normal 0.90 (0.88), full range 0.56 (0.38), ill-conditioned
-// 0.75 (0.28); docs/PERFORMANCE.md). Unrolls measured on the H100 (docs/PERFORMANCE.md, session 5): for the binary32
-// family's bins, 8 vectors a thread at two blocks an SM beat 2 and 4 at four blocks an SM on every data set and type
-// (0.90-0.91x CUB against 0.84-0.86x for fp32; 1.05x against 0.97-1.01x TransformReduce for fp16/bf16); the binary64
-// window's unroll 8 beat 16 on every data set (0.1-3%).
+// adaptive windows (session 6; per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful
+// occupancy: docs/EXACT.md "Why binary64 keeps register windows, not bins") with, since session 8, the slow path out of
+// line in the windows modes and the all_slow mode for 256 steps at a time (measured on the H100, 1 GiB, ratio to CUB,
+// against session 6's adaptive windows: uniform 0.90 (0.90), normal 0.89-0.90 (0.89-0.90), full range 0.86-0.88
+// (0.56-0.58), ill-conditioned 0.73-0.74 (0.72-0.74); docs/PERFORMANCE.md). Unrolls measured on the H100
+// (docs/PERFORMANCE.md, session 5): for the binary32 family's bins, 8 vectors a thread at two blocks an SM beat 2 and 4
+// at four blocks an SM on every data set and type (0.90-0.91x CUB against 0.84-0.86x for fp32; 1.05x against
+// 0.97-1.01x TransformReduce for fp16/bf16); the binary64 window's unroll 8 beat 16 on every data set (0.1-3%).
 template <class T>
 using exact_window_tuning =
     std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 8, 1, false>, exact_tuning_of<T, 4, 2, false>>;
 template <class T>
 using exact_default_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_adaptive_windows_tuning<T, 8, 256, 4>, exact_bins_tuning<T, 8>>;
+    std::conditional_t<std::same_as<T, double>, exact_outlined_tuning<exact_adaptive_windows_tuning<T, 8, 256, 4, 256>>,
+                       exact_bins_tuning<T, 8>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
 // limbs[(c * limb_count + k) * Tune::block_threads]).
@@ -401,6 +426,13 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         }
       };
       if constexpr (requires { Thread::adaptive; }) {
+        if constexpr (Thread::slow_run > 0) {
+          if (__builtin_expect(th.all_slow, 0)) {
+            step(exact_all_slow_step{});
+            if (!more) break;
+            continue;
+          }
+        }
         if constexpr (Thread::adaptive) {
           if (th.wide)
             step(std::true_type{});
@@ -472,7 +504,9 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
     return th.flags;
   } else if constexpr (Tune::algorithm == exact_block_algorithm::adjacent_windows ||
                        Tune::algorithm == exact_block_algorithm::adaptive_windows) {
-    exact_windows_thread<Tune::windows, B, exact_adapt_shift<Tune>()> th{limbs};
+    exact_windows_thread<Tune::windows, B, exact_adapt_shift<Tune>(), exact_slow_run<Tune>(),
+                         exact_outline_slow<Tune>()>
+        th{limbs};
 #pragma unroll 1
     for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
