@@ -120,6 +120,7 @@ using variants = std::conditional_t<
                dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4>>,
                dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 16>>,
                dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 64>>,
+               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 256>>,
                dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 31, 256>>>,
     std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
                dd::exact_bins_tuning<T, 4>, dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;

@@ -108,6 +108,7 @@ using host_tunings = std::conditional_t<
                exact_adaptive_windows_tuning<T, 8, 256, 31>, exact_adaptive_windows_tuning<T, 4, 64, 4>,
                exact_adaptive_windows_tuning<T, 4, 64, 4, 2>, exact_adaptive_windows_tuning<T, 8, 128, 31, 16>,
                exact_outlined_tuning<exact_adaptive_windows_tuning<T, 2, 64, 4, 3>>,
+               exact_adaptive_windows_tuning<T, 1, 32, 4, -1>,
                exact_outlined_tuning<exact_windows_tuning<T, 8, 1, 256>>>,
     std::tuple<exact_default_tuning<T>, exact_bins_tuning<T, 1>, exact_bins_tuning<T, 8>, exact_window_tuning<T>,
                exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 4, 3, true>>>;

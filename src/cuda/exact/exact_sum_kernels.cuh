@@ -155,11 +155,11 @@ struct exact_windows_tuning {
 };
 // The adaptive_windows algorithm (binary64): adjacent_windows' tuning with K = 2 (the same shared memory and limb
 // rows) and the mode's rule: wide while some lane of the warp has more rescued vectors than 2^-AdaptShift times its
-// slow ones (31: sticky); SlowRun > 0: the all_slow mode, SlowRun steps at a time (0: never).
+// slow ones (31: sticky); SlowRun > 0: the all_slow mode, SlowRun steps at a time (0: never; -1: for good once voted).
 template <class T, int Unroll, int BlockThreads, int AdaptShift, int SlowRun = 0>
 struct exact_adaptive_windows_tuning : exact_windows_tuning<T, Unroll, 2, BlockThreads> {
   static_assert(AdaptShift >= 0 && AdaptShift <= 31, "a shift 0 .. 31");
-  static_assert(SlowRun >= 0, "steps in the all_slow mode");
+  static_assert(SlowRun >= -1, "steps in the all_slow mode (-1: to the end of the thread's share)");
   static constexpr exact_block_algorithm algorithm = exact_block_algorithm::adaptive_windows;
   static constexpr int adapt_shift = AdaptShift;
   static constexpr int slow_run = SlowRun;
@@ -206,7 +206,7 @@ using exact_window_tuning =
     std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 8, 1, false>, exact_tuning_of<T, 4, 2, false>>;
 template <class T>
 using exact_default_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_outlined_tuning<exact_adaptive_windows_tuning<T, 8, 256, 4, 256>>,
+    std::conditional_t<std::same_as<T, double>, exact_outlined_tuning<exact_adaptive_windows_tuning<T, 8, 256, 4, -1>>,
                        exact_bins_tuning<T, 8>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
@@ -404,29 +404,40 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
     uint4 next[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
-    while (true) {
-      uint4 cur[U];
+    uint4 cur[U];
+    bool more = true;
+    // A thread with a warp-uniform mode (adaptive_windows) branches on it once a step, not once a vector.
+    auto step = [&](auto... mode) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        exact_bits<T> e[E];
+#pragma unroll
+        for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
+        th.add_vector(e, u * E, mode...);
+      }
+    };
+    // The next step's vectors into cur, the one after it requested; then its reserve.
+    auto advance = [&] {
 #pragma unroll
       for (int u = 0; u < U; ++u) cur[u] = next[u];
       i += std::uint64_t(U) * B;
-      const bool more = i + std::uint64_t(U - 1) * B < end;
+      more = i + std::uint64_t(U - 1) * B < end;
       if (more) {
 #pragma unroll
         for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
       }
       th.reserve(U * E);
-      // A thread with a warp-uniform mode (adaptive_windows) branches on it once a step, not once a vector.
-      auto step = [&](auto... mode) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          exact_bits<T> e[E];
-#pragma unroll
-          for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
-          th.add_vector(e, u * E, mode...);
-        }
-      };
+    };
+    bool slow_for_good = false;
+    while (true) {
+      advance();
       if constexpr (requires { Thread::adaptive; }) {
-        if constexpr (Thread::slow_run > 0) {
+        if constexpr (Thread::slow_for_good) {
+          if (th.all_slow) {
+            slow_for_good = true;
+            break;
+          }
+        } else if constexpr (Thread::slow_run > 0) {
           if (__builtin_expect(th.all_slow, 0)) {
             step(exact_all_slow_step{});
             if (!more) break;
@@ -445,6 +456,18 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         step();
       }
       if (!more) break;
+    }
+    // The all_slow mode for good (slow_for_good tunings): the rest of the thread's steps in a loop of their own.
+    if constexpr (requires { Thread::slow_for_good; }) {
+      if constexpr (Thread::slow_for_good) {
+        if (slow_for_good) {
+          while (true) {
+            step(exact_all_slow_step{});
+            if (!more) break;
+            advance();
+          }
+        }
+      }
     }
   }
   for (; i < end; i += B) {
@@ -562,6 +585,9 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   __shared__ unsigned shared_flags;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   if (tid == 0) shared_flags = 0;
+  // Lets the finishing kernel (launched with programmatic stream serialization) be scheduled while this grid runs; it
+  // still waits in cudaGridDependencySynchronize for this grid's completion and memory flush.
+  cudaTriggerProgrammaticLaunchCompletion();
 
   const unsigned thread_flags =
       exact_thread_share<T, Tune>(exact_limbs + tid, reinterpret_cast<double*>(exact_limbs + C * R * B) + tid, x, n,
@@ -598,24 +624,34 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   for (int k = tid; k < L; k += B) block_limbs[std::uint64_t(blockIdx.x) * L + k] = total[k];
 }
 
+// Threads of the finishing kernels (one block).
+inline constexpr int exact_finish_threads = 512;
+
 // Limb k of the total is the integer sum of limb k over the blocks; the flags are ORed. Every thread of the (one)
-// block calls it; total and flags are shared memory, valid after it returns.
+// block of exact_finish_threads calls it; total and flags are shared memory, valid after it returns. Warp w adds limbs
+// w, w + 16, ...: lane j the blocks j, j + 32, ... (independent loads, several in flight), then the lanes' sums by
+// shuffles. Integer additions: the order cannot change a bit.
 template <class T>
 __device__ void exact_total_over_blocks(const long long* block_limbs, const unsigned* block_flags, int blocks,
                                         long long* total, unsigned& flags) {
   constexpr int L = exact_state<T>::limb_count;
-  const int tid = threadIdx.x;
+  constexpr int warps = exact_finish_threads / 32;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  cudaGridDependencySynchronize();  // the block kernel's states are complete and visible from here on
   if (tid == 0) flags = 0;
   __syncthreads();
-  if (tid < L) {
+  for (int k = warp; k < L; k += warps) {
     long long s = 0;
-    for (int b = 0; b < blocks; ++b) s += block_limbs[std::uint64_t(b) * L + tid];
-    total[tid] = s;
+#pragma unroll 8
+    for (int b = lane; b < blocks; b += 32) s += block_limbs[std::uint64_t(b) * L + k];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) total[k] = s;
   }
   unsigned f = 0;
-  for (int b = tid; b < blocks; b += blockDim.x) f |= block_flags[b];
+  for (int b = tid; b < blocks; b += exact_finish_threads) f |= block_flags[b];
   f = __reduce_or_sync(0xffffffffu, f);
-  if ((tid & 31) == 0 && f) atomicOr(&flags, f);
+  if (lane == 0 && f) atomicOr(&flags, f);
   __syncthreads();
 }
 
@@ -629,8 +665,9 @@ __device__ exact_state<T> exact_state_of(const long long* total, unsigned flags,
 }
 
 template <class A, class T>
-__global__ void __launch_bounds__(128) exact_finish_kernel(const long long* block_limbs, const unsigned* block_flags,
-                                                           int blocks, std::uint64_t n, A* out) {
+__global__ void __launch_bounds__(exact_finish_threads)
+    exact_finish_kernel(const long long* block_limbs, const unsigned* block_flags, int blocks, std::uint64_t n,
+                        A* out) {
   __shared__ long long total[72];
   __shared__ unsigned flags;
   exact_total_over_blocks<T>(block_limbs, block_flags, blocks, total, flags);
@@ -640,8 +677,9 @@ __global__ void __launch_bounds__(128) exact_finish_kernel(const long long* bloc
 // The state instead of its rounding (for distributed sums, docs/DISTRIBUTED.md): out[0 .. L) the normalised limbs,
 // out[L] the count, out[L + 1] the flags.
 template <class T>
-__global__ void __launch_bounds__(128) exact_state_kernel(const long long* block_limbs, const unsigned* block_flags,
-                                                          int blocks, std::uint64_t n, long long* out) {
+__global__ void __launch_bounds__(exact_finish_threads)
+    exact_state_kernel(const long long* block_limbs, const unsigned* block_flags, int blocks, std::uint64_t n,
+                       long long* out) {
   using S = exact_state<T>;
   __shared__ long long total[72];
   __shared__ unsigned flags;
@@ -702,14 +740,32 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
   return int(blocks);
 }
 
+// Launches a one-block finishing kernel after the block kernel with programmatic dependent launch (Hopper): its
+// launch overlaps the block kernel's tail; it waits for the block states in cudaGridDependencySynchronize.
+template <class... Params, class... Args>
+void launch_exact_finish(void (*kernel)(Params...), cudaStream_t stream, const char* what, Args... args) {
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(exact_finish_threads);
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = 1;
+  check(cudaLaunchKernelEx(&config, kernel, Params(args)...), what);
+  check(cudaGetLastError(), what);
+}
+
 // launch_exact_sum with a chosen tuning (bench/experiments/exact_variants.cu compares tunings).
 template <class A, class T, class Tune>
 void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
   long long* block_limbs = nullptr;
   unsigned* block_flags = nullptr;
   const int blocks = launch_exact_blocks<T, Tune>(d_in, n, d_workspace, stream, block_limbs, block_flags);
-  exact_finish_kernel<A, T><<<1, 128, 0, stream>>>(block_limbs, block_flags, blocks, n, d_out);
-  check(cudaGetLastError(), "cuda::sum (exact): finishing kernel launch");
+  launch_exact_finish(exact_finish_kernel<A, T>, stream, "cuda::sum (exact): finishing kernel launch",
+                      static_cast<const long long*>(block_limbs), static_cast<const unsigned*>(block_flags), blocks, n,
+                      d_out);
 }
 
 template <class A, class T>
@@ -725,8 +781,9 @@ void launch_exact_state(const T* d_in, std::uint64_t n, long long* d_state, void
   unsigned* block_flags = nullptr;
   const int blocks =
       launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
-  exact_state_kernel<T><<<1, 128, 0, stream>>>(block_limbs, block_flags, blocks, n, d_state);
-  check(cudaGetLastError(), "cuda::sum (exact): state kernel launch");
+  launch_exact_finish(exact_state_kernel<T>, stream, "cuda::sum (exact): state kernel launch",
+                      static_cast<const long long*>(block_limbs), static_cast<const unsigned*>(block_flags), blocks, n,
+                      d_state);
 }
 
 }  // namespace detred::cuda::detail

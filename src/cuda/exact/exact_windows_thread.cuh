@@ -155,8 +155,11 @@ struct exact_windows_thread {
   static_assert(Windows >= 1 && Windows <= 8, "adjacent windows: 1 to 8");
   static constexpr bool adaptive = AdaptShift >= 0;
   static_assert(!adaptive || (Windows == 2 && AdaptShift <= 31), "adaptive windows: two windows, a shift 0 .. 31");
-  static_assert(SlowRun >= 0 && (SlowRun == 0 || adaptive), "the all_slow mode: adaptive windows only");
+  static_assert(SlowRun >= -1 && (SlowRun == 0 || adaptive), "the all_slow mode: adaptive windows only");
   static constexpr int slow_run = SlowRun;
+  // SlowRun = -1: once voted, the all_slow mode lasts to the end of the thread's steps (exact_thread_terms then leaves
+  // its main loop for a loop of all_slow steps: the main loop's bodies stay as without the mode).
+  static constexpr bool slow_for_good = SlowRun < 0;
   static constexpr int width = 64;  // fields per window: shifts 0 .. 63, shifted significands below 2^116
   static constexpr int span = width * Windows;
   // The lowest `top` after a move: every window's bottom field top - span + 1 is then >= 1, so a fast term is normal.
@@ -231,10 +234,10 @@ struct exact_windows_thread {
       normalize_limbs();
       pending = 0;
     }
-    if constexpr (SlowRun > 0) {
+    if constexpr (SlowRun != 0) {
       // Only a narrow warp votes (the wide mode serves data in the windows: ill-conditioned sets).
       if (all_slow) {
-        all_slow = --slow_left > 0;
+        if constexpr (SlowRun > 0) all_slow = --slow_left > 0;
       } else if (!wide && exact_warp_all(4 * step_slow >= 3 * count)) {
         all_slow = true;
         slow_left = SlowRun;
@@ -307,7 +310,7 @@ struct exact_windows_thread {
           rescued += inside;
           slow += !inside;
           // The all_slow vote counts the vectors that both windows modes send slow (not window 1's in narrow mode).
-          if constexpr (SlowRun > 0) step_slow += inside ? 0u : unsigned(E);
+          if constexpr (SlowRun != 0) step_slow += inside ? 0u : unsigned(E);
         }
         if constexpr (OutlineSlow && E == 2) {
           pending += E;
