@@ -7,8 +7,8 @@
 // With --variants, kernel 1's other algorithms and tunings (src/cuda/exact/exact_sum_kernels.cuh: exact_tuning_of for
 // the register window, exact_bins_tuning for the exponent bins, exact_windows_tuning for binary64's adjacent windows)
 // are timed and checked the same way, for every type.
-// `bench_cuda_exact profile [log2 n]` (for ncu: -k regex:exact_block): binary64 only, n = 2^24 by default, the full
-// range and ill-conditioned data sets, one call of the default and of each binary64 variant each, in the order it
+// `bench_cuda_exact profile [log2 n]` (for ncu: -k regex:exact_block): binary64 only, n = 2^24 by default, uniform, the
+// full range and ill-conditioned data sets, one call of the default and of each binary64 variant each, in the order it
 // prints; the results are checked too.
 // Usage: bench_cuda_exact [reps] [--variants]   (default 15)   |   bench_cuda_exact profile [log2 n]
 #include <cuda_bf16.h>
@@ -256,7 +256,8 @@ bool profile(int log2n) {
   check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
   bool ok = true;
   int launch = 0;
-  for (test::exact_dataset set : {test::exact_dataset::full_range, test::exact_dataset::ill}) {
+  for (test::exact_dataset set :
+       {test::exact_dataset::uniform, test::exact_dataset::full_range, test::exact_dataset::ill}) {
     const T expected = fill<T>(d, n, set);
     auto one = [&]<class Tune>(Tune) {
       cuda::detail::launch_exact_sum_tuned<T, T, Tune>(d, n, d_out, ws, nullptr);
