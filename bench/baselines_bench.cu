@@ -14,7 +14,7 @@
 // candidates and CUB take turns in every round (drift hits them alike), medians over the rounds; every candidate's
 // result bits compared with the default's (the program exits 1 if any differ).
 //   usage: baselines_bench [table|bars|tune|profile|all] [rounds]   (default all: bars and table; tune: 25 rounds;
-//   profile: a few synchronised calls at 2^20 for ncu)
+//   profile [k]: a few synchronised calls at 2^k elements, f64 and f32 (default k = 20, at most 27) for ncu)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -334,8 +334,9 @@ int main(int argc, char** argv) {
   const double ceiling = kBytes / tr / 1e9;
   std::printf("device: %s (%d SMs); read ceiling %.0f GB/s\n", p.name, p.multiProcessorCount, ceiling);
   if (mode == "profile") {
-    // A target for ncu (docs/PERFORMANCE.md, issue 15): f64 then f32 at n = 2^20, three synchronised calls each of
-    // the canonical sum (default launch) and of CUB's Sum, after one warm-up call of each.
+    // A target for ncu (docs/PERFORMANCE.md, issue 15): f64 then f32 at n = 2^20 (or 2^k: `profile k`, k <= 27), three
+    // synchronised calls each of the canonical sum (default launch) and of CUB's Sum, after one warm-up call of each.
+    const int log2n = argc > 2 ? std::atoi(argv[2]) : 20;
     const auto calls = [](auto& s, std::uint64_t n) {
       const auto ours = s.canonical(n, {});
       const auto cub = s.cub_sum(n);
@@ -347,10 +348,10 @@ int main(int argc, char** argv) {
       }
     };
     setup<double> sd;
-    calls(sd, std::uint64_t{1} << 20);
+    calls(sd, std::uint64_t{1} << log2n);
     setup<float> sf;
-    calls(sf, std::uint64_t{1} << 20);
-    std::printf("profile mode: f64 and f32 at 2^20, 4 calls each of detred and CUB\n");
+    calls(sf, std::uint64_t{1} << log2n);
+    std::printf("profile mode: f64 and f32 at 2^%d, 4 calls each of detred and CUB\n", log2n);
     return 0;
   }
   if (mode == "bars" || mode == "all") {

@@ -108,7 +108,8 @@ std::uint64_t raw(T x) {
 // window (the former default, exact_window_tuning) beside the exponent bins at other unrolls, so one run compares the
 // two algorithms on every data set; for binary64 (issue 17) the register window, one and two adjacent windows (the two
 // with the slow path out of line), the adaptive windows of session 6 (inline slow path, no all_slow mode), and the
-// default's neighbours: out of line without the all_slow mode, with it for 16 and 64 steps, and sticky. Earlier
+// default's neighbours: out of line without the all_slow mode, with it for 16 and 64 steps, sticky, and 12 vectors a
+// step (faster on uniform, normal and full-range data, slower on ill-conditioned ones: docs/PERFORMANCE.md). Earlier
 // sessions' lists (docs/PERFORMANCE.md) had more; each is one line of this tuple to bring back.
 namespace dd = detred::cuda::detail;
 template <class T>
@@ -121,7 +122,8 @@ using variants = std::conditional_t<
                dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 16>>,
                dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 64>>,
                dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 256>>,
-               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 31, 256>>>,
+               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 31, 256>>,
+               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 12, 256, 4, -1>>>,
     std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
                dd::exact_bins_tuning<T, 4>, dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;
 
