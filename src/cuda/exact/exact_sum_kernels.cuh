@@ -21,6 +21,7 @@
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/errors.hpp"
+#include "src/cuda/common/dependent_launch.hpp"
 #include "src/cuda/common/workspace.hpp"
 #include "src/cuda/exact/exact_bins_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
@@ -740,32 +741,15 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
   return int(blocks);
 }
 
-// Launches a one-block finishing kernel after the block kernel with programmatic dependent launch (Hopper): its
-// launch overlaps the block kernel's tail; it waits for the block states in cudaGridDependencySynchronize.
-template <class... Params, class... Args>
-void launch_exact_finish(void (*kernel)(Params...), cudaStream_t stream, const char* what, Args... args) {
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(1);
-  config.blockDim = dim3(exact_finish_threads);
-  config.stream = stream;
-  config.attrs = &overlap;
-  config.numAttrs = 1;
-  check(cudaLaunchKernelEx(&config, kernel, Params(args)...), what);
-  check(cudaGetLastError(), what);
-}
-
 // launch_exact_sum with a chosen tuning (bench/experiments/exact_variants.cu compares tunings).
 template <class A, class T, class Tune>
 void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
   long long* block_limbs = nullptr;
   unsigned* block_flags = nullptr;
   const int blocks = launch_exact_blocks<T, Tune>(d_in, n, d_workspace, stream, block_limbs, block_flags);
-  launch_exact_finish(exact_finish_kernel<A, T>, stream, "cuda::sum (exact): finishing kernel launch",
-                      static_cast<const long long*>(block_limbs), static_cast<const unsigned*>(block_flags), blocks, n,
-                      d_out);
+  launch_dependent_block(exact_finish_kernel<A, T>, exact_finish_threads, stream,
+                         "cuda::sum (exact): finishing kernel launch", static_cast<const long long*>(block_limbs),
+                         static_cast<const unsigned*>(block_flags), blocks, n, d_out);
 }
 
 template <class A, class T>
@@ -781,9 +765,9 @@ void launch_exact_state(const T* d_in, std::uint64_t n, long long* d_state, void
   unsigned* block_flags = nullptr;
   const int blocks =
       launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
-  launch_exact_finish(exact_state_kernel<T>, stream, "cuda::sum (exact): state kernel launch",
-                      static_cast<const long long*>(block_limbs), static_cast<const unsigned*>(block_flags), blocks, n,
-                      d_state);
+  launch_dependent_block(exact_state_kernel<T>, exact_finish_threads, stream, "cuda::sum (exact): state kernel launch",
+                         static_cast<const long long*>(block_limbs), static_cast<const unsigned*>(block_flags), blocks,
+                         n, d_state);
 }
 
 }  // namespace detred::cuda::detail

@@ -24,6 +24,7 @@
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
 #include "detred/errors.hpp"
+#include "src/cuda/common/dependent_launch.hpp"
 #include "src/cuda/common/device_tuning.hpp"
 #include "src/cuda/common/launch_policy.hpp"
 #include "src/cuda/common/workspace.hpp"
@@ -287,17 +288,8 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
     check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel");
   }
   // Programmatic dependent launch (Hopper): the finishing kernel's launch overlaps the chunk kernel's tail.
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t finish{};
-  finish.gridDim = dim3(1);
-  finish.blockDim = dim3(finish_threads);
-  finish.stream = stream;
-  finish.attrs = &overlap;
-  finish.numAttrs = 1;
-  check(cudaLaunchKernelEx(&finish, finish_kernel<Acc, T>, plan, d_out), "cuda::sum: launching finish_kernel");
-  check(cudaGetLastError(), "cuda::sum: launching finish_kernel");
+  launch_dependent_block(finish_kernel<Acc, T>, finish_threads, stream, "cuda::sum: launching finish_kernel", plan,
+                         d_out);
 }
 
 }  // namespace detred::cuda::detail
