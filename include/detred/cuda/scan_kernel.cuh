@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "detred/cuda/blocks/block_scan.cuh"
+#include "detred/cuda/blocks/dependent_launch.cuh"
 #include "detred/cuda/blocks/fenwick_lookback.cuh"
 #include "detred/cuda/blocks/prefetch.cuh"
 #include "detred/cuda/error.hpp"
@@ -238,19 +239,8 @@ void launch_fenwick_scan(const In* in, Out* out, std::uint64_t n, void* workspac
     check(cudaGetLastError(), "cuda scan: kernel launch");
     return;
   }
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(tiles));
-  config.blockDim = dim3(Threads);
-  config.dynamicSmemBytes = dynamic_bytes;
-  config.stream = stream;
-  config.attrs = &overlap;
-  config.numAttrs = 1;
-  check(cudaLaunchKernelEx(&config, kernel, in, out, n, state, load, op, store, exclusive, identity, options),
-        "cuda scan: kernel launch");
-  check(cudaGetLastError(), "cuda scan: kernel launch");
+  launch_dependent(kernel, dim3(unsigned(tiles)), dim3(Threads), dynamic_bytes, stream, "cuda scan: kernel launch", in,
+                   out, n, state, load, op, store, exclusive, identity, options);
 }
 
 // Checks the arguments, picks the kernel shape, launches. T: the value type the scan combines.

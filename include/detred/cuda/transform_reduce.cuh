@@ -31,6 +31,7 @@
 #include <string>
 #include <type_traits>
 
+#include "detred/cuda/blocks/dependent_launch.cuh"
 #include "detred/cuda/blocks/generic_block_reduce.cuh"
 #include "detred/cuda/blocks/generic_warp_reduce.cuh"
 #include "detred/cuda/blocks/generic_warp_stage.cuh"
@@ -425,24 +426,6 @@ inline void validate_workspace(const void* d_workspace, std::size_t workspace_by
   if (workspace_bytes < needed)
     detred::detail::throw_invalid(what, "workspace too small: " + std::to_string(workspace_bytes) + " bytes, " +
                                             std::to_string(needed) + " needed");
-}
-
-// Launches a one-block finishing kernel behind the work on `stream` with programmatic dependent launch (Hopper: its
-// launch overlaps the previous kernel's tail; it calls cudaGridDependencySynchronize before reading that kernel's
-// results).
-template <class... Params, class... Args>
-void launch_finishing_block(void (*kernel)(Params...), int threads, cudaStream_t stream, const char* what,
-                            Args... args) {
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t finish{};
-  finish.gridDim = dim3(1);
-  finish.blockDim = dim3(unsigned(threads));
-  finish.stream = stream;
-  finish.attrs = &overlap;
-  finish.numAttrs = 1;
-  check(cudaLaunchKernelEx(&finish, kernel, args...), what);
 }
 
 template <class T>

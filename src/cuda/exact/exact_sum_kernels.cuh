@@ -19,9 +19,9 @@
 #include <type_traits>
 
 #include "detred/accumulators/exact.hpp"
+#include "detred/cuda/blocks/dependent_launch.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/errors.hpp"
-#include "src/cuda/common/dependent_launch.hpp"
 #include "src/cuda/common/workspace.hpp"
 #include "src/cuda/exact/exact_bins_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
@@ -747,7 +747,7 @@ void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_wo
   long long* block_limbs = nullptr;
   unsigned* block_flags = nullptr;
   const int blocks = launch_exact_blocks<T, Tune>(d_in, n, d_workspace, stream, block_limbs, block_flags);
-  launch_dependent_block(exact_finish_kernel<A, T>, exact_finish_threads, stream,
+  launch_finishing_block(exact_finish_kernel<A, T>, exact_finish_threads, stream,
                          "cuda::sum (exact): finishing kernel launch", static_cast<const long long*>(block_limbs),
                          static_cast<const unsigned*>(block_flags), blocks, n, d_out);
 }
@@ -765,7 +765,7 @@ void launch_exact_state(const T* d_in, std::uint64_t n, long long* d_state, void
   unsigned* block_flags = nullptr;
   const int blocks =
       launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
-  launch_dependent_block(exact_state_kernel<T>, exact_finish_threads, stream, "cuda::sum (exact): state kernel launch",
+  launch_finishing_block(exact_state_kernel<T>, exact_finish_threads, stream, "cuda::sum (exact): state kernel launch",
                          static_cast<const long long*>(block_limbs), static_cast<const unsigned*>(block_flags), blocks,
                          n, d_state);
 }

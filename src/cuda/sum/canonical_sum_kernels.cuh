@@ -20,11 +20,11 @@
 
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/cuda/blocks/block_reduce.cuh"
+#include "detred/cuda/blocks/dependent_launch.cuh"
 #include "detred/cuda/blocks/warp_tile.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
 #include "detred/errors.hpp"
-#include "src/cuda/common/dependent_launch.hpp"
 #include "src/cuda/common/device_tuning.hpp"
 #include "src/cuda/common/launch_policy.hpp"
 #include "src/cuda/common/workspace.hpp"
@@ -288,7 +288,7 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
     check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel");
   }
   // Programmatic dependent launch (Hopper): the finishing kernel's launch overlaps the chunk kernel's tail.
-  launch_dependent_block(finish_kernel<Acc, T>, finish_threads, stream, "cuda::sum: launching finish_kernel", plan,
+  launch_finishing_block(finish_kernel<Acc, T>, finish_threads, stream, "cuda::sum: launching finish_kernel", plan,
                          d_out);
 }
 
