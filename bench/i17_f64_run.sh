@@ -6,7 +6,7 @@
 #   bench/i17_f64_run.sh build      (carrying build/bench/bench_cuda_exact and build/tests/test_cuda_exact_sum, 54 MB)
 # Writes two files under $OUT: i17-f64.txt (the GPU exact tests, `bench_cuda_exact 15 --variants` with every tuning's
 # bits checked against the exact accumulator, a compute-sanitizer memcheck of every binary64 tuning, and a summary: one
-# line per figure) and i17-f64-ncu.txt (ncu on 2^24 binary64 terms, full range and ill-conditioned, the default and
+# line per figure) and i17-f64-ncu.txt (ncu on 2^24 binary64 terms, uniform, full range and ill-conditioned, the default and
 # every variant, one launch each: SpeedOfLight, Occupancy, WarpStateStats, LaunchStats). Worst case by the timeouts
 # below: 30 + 80 + 45 + 75 s = under 4 minutes; expected about 2.
 set -u
@@ -49,7 +49,7 @@ NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/
   echo "== ncu: bench_cuda_exact profile 24 (launch order: the program's 'profile launch' lines)"
   start=$(date +%s)
   timeout -k 5 75 "$NCU" --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
-    --section LaunchStats -k regex:exact_block -c 26 "$BENCH" profile 24 2>&1
+    --section LaunchStats -k regex:exact_block -c 30 "$BENCH" profile 24 2>&1
   echo "== ncu rc=$? $(( $(date +%s) - start ))s"
 } > "$P" 2>&1
 tail -n 60 "$R"

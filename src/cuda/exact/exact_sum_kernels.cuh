@@ -196,9 +196,9 @@ DETRED_HD constexpr int exact_slow_run() {
 // Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 takes the
 // adaptive windows (session 6; per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful
 // occupancy: docs/EXACT.md "Why binary64 keeps register windows, not bins") with, since session 8, the slow path out of
-// line in the windows modes and the all_slow mode for 256 steps at a time (measured on the H100, 1 GiB, ratio to CUB,
-// against session 6's adaptive windows: uniform 0.90 (0.90), normal 0.89-0.90 (0.89-0.90), full range 0.86-0.88
-// (0.56-0.58), ill-conditioned 0.73-0.74 (0.72-0.74); docs/PERFORMANCE.md). Unrolls measured on the H100
+// line in the windows modes and the all_slow mode for good once voted (measured on the H100, 1 GiB, ratio to CUB,
+// against session 6's adaptive windows: uniform 0.90 (0.89-0.90), normal 0.89-0.90 (0.88-0.90), full range 0.84-0.85
+// (0.56-0.58), ill-conditioned 0.75-0.76 (0.72-0.74); docs/PERFORMANCE.md, session 8). Unrolls measured on the H100
 // (docs/PERFORMANCE.md, session 5): for the binary32 family's bins, 8 vectors a thread at two blocks an SM beat 2 and 4
 // at four blocks an SM on every data set and type (0.90-0.91x CUB against 0.84-0.86x for fp32; 1.05x against
 // 0.97-1.01x TransformReduce for fp16/bf16); the binary64 window's unroll 8 beat 16 on every data set (0.1-3%).
@@ -614,11 +614,7 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   __syncthreads();
   if (tid == 0) {
     // Normalise (carry propagation) so that the finishing kernel can add up to 2^31 block states.
-    for (int k = 0; k + 1 < L; ++k) {
-      const long long carry = total[k] >> 32;
-      total[k] -= (long long)((unsigned long long)carry << 32);
-      total[k + 1] += carry;
-    }
+    exact_normalize_rows<1, L>(total);
     block_flags[blockIdx.x] = shared_flags;
   }
   __syncthreads();

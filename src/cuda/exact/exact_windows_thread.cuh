@@ -7,6 +7,8 @@
 // value, so the choice never shows in a bit. Exactness, headroom and flags: docs/EXACT.md.
 // Also `adaptive_windows`: the same thread with two windows and a warp-uniform mode, narrow (window 0 alone, K = 1's
 // instructions) or wide (both windows), chosen by a vote of the warp once a step (docs/EXACT.md "Adaptive windows").
+// Since session 8 also a third mode, all_slow, for data mostly below both windows (docs/EXACT.md "The all_slow mode"),
+// and a lean slow path of two digits whose limb rows are normalised every 2^10 terms ("Limb bounds").
 #pragma once
 
 #include <cstdint>
@@ -36,15 +38,6 @@ struct exact_binary64_geometry {
   static_assert((2046 - 63 + position_offset) / 32 + 4 < limb_rows, "so does a window deposit's top digit");
   DETRED_HD DETRED_INLINE static int field_of(unsigned long long b) { return int(b >> fraction_bits) & special_field; }
 };
-
-// The high 32 bits of (hi:lo) << s, 0 <= s <= 31 (the funnel-shift instruction in device code).
-DETRED_HD DETRED_INLINE unsigned exact_funnel_left(unsigned lo, unsigned hi, int s) {
-#ifdef __CUDA_ARCH__
-  return __funnelshift_l(lo, hi, unsigned(s));
-#else
-  return unsigned(((((unsigned long long)hi) << 32 | lo) << s) >> 32);
-#endif
-}
 
 // Whether `p` holds for some thread of the calling warp (device: a vote of the lanes active here), or for the thread
 // itself (host: the emulation runs threads one by one). adaptive_windows' mode vote: the vote only chooses which exact
@@ -104,6 +97,7 @@ __noinline__ DETRED_HD uint2 exact_binary64_slow_pair(long long* limbs, unsigned
 // rows (row k at limbs[k * Stride], weight 2^(32k)) is unchanged. One pass with a running carry (|carry| < 2^31 while
 // every row is below 2^63 in magnitude), so a load does not wait for the previous row's store. Out of line: it runs
 // once every 2^10 slow-path terms and at the end of a thread's terms, and inlined it costs the step bodies registers.
+// Also the block's normalisation of its summed limbs (exact_block_kernel, Stride 1).
 template <int Stride, int Rows>
 __noinline__ DETRED_HD void exact_normalize_rows(long long* limbs) {
   long long carry = 0;
@@ -139,10 +133,10 @@ DETRED_HD DETRED_INLINE bool exact_warp_all(bool p) {
 // (`rescued`, counted in the narrow mode only: the wide mode's step bodies stay as lean as K = 2's) than 2^-AdaptShift
 // times the vectors below every window (`slow`); AdaptShift = 31: wide from the first rescued vector on, for good
 // (sticky). The mode only chooses the path; acc[1] is kept, moved and deposited in both.
-// SlowRun > 0 (adaptive only): a third mode, `all_slow`: once every lane of the warp sent at least 3/4 of a step's
-// terms by the slow path from below both windows, the next SlowRun steps send every term there without testing the
-// windows (full-range data: no window test, no move, no count), then one step in the windows mode votes again. Still
-// only a choice of exact path. OutlineSlow: the windows modes send a vector's terms to the slow path by a call
+// SlowRun != 0 (adaptive only): a third mode, `all_slow`: once every lane of a narrow warp sent at least 3/4 of a
+// step's terms by the slow path from below both windows, the next SlowRun steps (SlowRun = -1: every remaining step)
+// send every term there without testing the windows (full-range data: no window test, no move, no count), then one
+// step in the windows mode votes again. Still only a choice of exact path. OutlineSlow: the windows modes send a vector's terms to the slow path by a call
 // (exact_binary64_slow_pair) instead of inline code (the all_slow mode keeps it inline: there it is the hot path).
 // Speed only.
 template <int Windows, int BlockThreads, int AdaptShift = -1, int SlowRun = 0, bool OutlineSlow = false>
@@ -187,8 +181,8 @@ struct exact_windows_thread {
   unsigned slow = 0;
   // Slow-path terms since the rows were last normalised.
   unsigned pending = 0;
-  // The all_slow mode (SlowRun > 0): whether the coming step is one, how many such steps are left, and the terms below
-  // both windows in the thread's last step in a windows mode (the vote's count).
+  // The all_slow mode (SlowRun != 0): whether the coming step is one, how many such steps are left (SlowRun > 0), and
+  // the terms below both windows in the thread's last step in a windows mode (the vote's count).
   bool all_slow = false;
   int slow_left = 0;
   unsigned step_slow = 0;
