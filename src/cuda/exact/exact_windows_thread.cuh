@@ -136,9 +136,9 @@ DETRED_HD DETRED_INLINE bool exact_warp_all(bool p) {
 // SlowRun != 0 (adaptive only): a third mode, `all_slow`: once every lane of a narrow warp sent at least 3/4 of a
 // step's terms by the slow path from below both windows, the next SlowRun steps (SlowRun = -1: every remaining step)
 // send every term there without testing the windows (full-range data: no window test, no move, no count), then one
-// step in the windows mode votes again. Still only a choice of exact path. OutlineSlow: the windows modes send a vector's terms to the slow path by a call
-// (exact_binary64_slow_pair) instead of inline code (the all_slow mode keeps it inline: there it is the hot path).
-// Speed only.
+// step in the windows mode votes again. Still only a choice of exact path. OutlineSlow: the windows modes send a
+// vector's terms to the slow path by a call (exact_binary64_slow_pair) instead of inline code (the all_slow mode keeps
+// it inline: there it is the hot path). Speed only.
 template <int Windows, int BlockThreads, int AdaptShift = -1, int SlowRun = 0, bool OutlineSlow = false>
 struct exact_windows_thread {
   using G = exact_binary64_geometry;
