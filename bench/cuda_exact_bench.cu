@@ -115,17 +115,33 @@ namespace dd = detred::cuda::detail;
 template <class T>
 using variants = std::conditional_t<
     std::same_as<T, double>,
-    std::tuple<dd::exact_window_tuning<T>, dd::exact_windows_tuning<T, 8, 1, 256>,
-               dd::exact_outlined_tuning<dd::exact_windows_tuning<T, 8, 2, 256>>,
-               dd::exact_adaptive_windows_tuning<T, 8, 256, 4>,
-               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4>>,
-               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 16>>,
-               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 64>>,
-               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, 256>>,
-               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 31, 256>>,
-               dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 12, 256, 4, -1>>>,
+    std::tuple<dd::exact_outlined_tuning<dd::exact_adaptive_windows_tuning<T, 8, 256, 4, -1>>,
+               dd::exact_extract_tuning<T, 8, 3>, dd::exact_extract_tuning<T, 12, 3>,
+               dd::exact_extract_tuning<T, 10, 3, -1, false>, dd::exact_extract_tuning<T, 8, 2>,
+               dd::exact_extract_tuning<T, 8, 3, -1, true, 384>, dd::exact_extract_tuning<T, 8, 3, -1, true, 256, 1>>,
     std::tuple<dd::exact_window_tuning<T>, dd::exact_tuning_of<T, 4, 1, false>, dd::exact_bins_tuning<T, 2>,
                dd::exact_bins_tuning<T, 4>, dd::exact_bins_tuning<T, 6>, dd::exact_bins_tuning<T, 12>>>;
+
+// extract_levels' levels and whole-step test (0 for the other algorithms).
+template <class Tune>
+int levels_of() {
+  if constexpr (requires { Tune::levels; })
+    return Tune::levels;
+  else
+    return 0;
+}
+template <class Tune>
+int step_test_of() {
+  if constexpr (requires { Tune::step_test; })
+    return int(Tune::step_test);
+  else
+    return 0;
+}
+
+template <class Tune>
+int prefetch_of() {
+  return dd::exact_prefetch_steps<Tune>();
+}
 
 template <class Tune>
 const char* algorithm_name() {
@@ -134,6 +150,8 @@ const char* algorithm_name() {
       return "bins";
     case dd::exact_block_algorithm::adjacent_windows:
       return "windows";
+    case dd::exact_block_algorithm::extract_levels:
+      return "extract";
     case dd::exact_block_algorithm::adaptive_windows:
       return dd::exact_adapt_shift<Tune>() >= 31 ? "sticky" : "adaptive";
     default:
@@ -208,11 +226,12 @@ bool run(const char* tname, int reps, bool with_variants) {
                   const bool v_same = raw(got) == raw(expected);
                   ok = ok && v_same;
                   std::printf(
-                      "      variant %-8s unroll=%d columns=%d atomic=%d windows=%d threads=%d slow=%d outlined=%d: "
-                      "%7.1f GB/s (%.3f ms)  /CUB %.2f  exact==ref %s\n",
+                      "      variant %-8s unroll=%d columns=%d atomic=%d windows=%d threads=%d slow=%d outlined=%d "
+                      "levels=%d steptest=%d prefetch=%d: %7.1f GB/s (%.3f ms)  /CUB %.2f  exact==ref %s\n",
                       algorithm_name<Tune>(), Tune::unroll, Tune::columns, int(Tune::atomic), Tune::windows,
                       Tune::block_threads, dd::exact_slow_run<Tune>(), int(dd::exact_outline_slow<Tune>()),
-                      gb / (ms * 1e-3), ms, cub_ms / ms, v_same ? "yes" : "NO");
+                      levels_of<Tune>(), step_test_of<Tune>(), prefetch_of<Tune>(), gb / (ms * 1e-3), ms, cub_ms / ms,
+                      v_same ? "yes" : "NO");
                 }(),
                 ...);
           },
@@ -268,10 +287,10 @@ bool profile(int log2n) {
       ok = ok && raw(got) == raw(expected);
       std::printf(
           "profile launch %2d: f64 %-10s n=2^%d %-7s unroll=%d columns=%d atomic=%d windows=%d threads=%d slow=%d "
-          "outlined=%d  exact==ref %s\n",
+          "outlined=%d levels=%d steptest=%d  exact==ref %s\n",
           launch++, test::name_of(set), log2n, algorithm_name<Tune>(), Tune::unroll, Tune::columns, int(Tune::atomic),
           Tune::windows, Tune::block_threads, dd::exact_slow_run<Tune>(), int(dd::exact_outline_slow<Tune>()),
-          raw(got) == raw(expected) ? "yes" : "NO");
+          levels_of<Tune>(), step_test_of<Tune>(), raw(got) == raw(expected) ? "yes" : "NO");
     };
     one(dd::exact_default_tuning<T>{});
     std::apply([&]<class... Tune>(Tune... t) { (one(t), ...); }, variants<T>{});

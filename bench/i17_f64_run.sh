@@ -34,7 +34,7 @@ P=$OUT/i17-f64-ncu.txt
   cat "$OUT/.bench.tmp"
   echo "== summary: type data-set algorithm tuning GB/s xCUB bits-equal"
   awk '/ n=/ && !/latency/ { t=$1; d=$2; for (i=1;i<=NF;i++) { if ($i=="exact") ex=$(i+1); if ($i=="exact/CUB") r=$(i+1); if ($i=="exact==ref") ok=$(i+1) }; def=$5; gsub(/\]/,"",def); printf "%-4s %-10s default(%-7s)                                   %7s GB/s %s xCUB ref=%s\n", t, d, def, ex, r, ok }
-       /variant/ { tune=""; for (i=3;i<=NF;i++) { if ($i ~ /^(unroll|columns|atomic|windows|threads|slow|outlined)=/) tune=tune " " $i; if ($i=="/CUB") r=$(i+1); if ($i=="exact==ref") ok=$(i+1) }; gb=$0; sub(/.*: */,"",gb); sub(/ GB\/s.*/,"",gb); printf "%-4s %-10s %-8s%-50s %7s GB/s %s xCUB ref=%s\n", t, d, $2, tune, gb, r, ok }' "$OUT/.bench.tmp" | grep -E '^f64|^f32 '
+       /variant/ { tune=""; for (i=3;i<=NF;i++) { if ($i ~ /^(unroll|columns|atomic|windows|threads|slow|outlined|levels|steptest)=/) tune=tune " " $i; if ($i=="/CUB") r=$(i+1); if ($i=="exact==ref") ok=$(i+1) }; gb=$0; sub(/.*: */,"",gb); sub(/ GB\/s.*/,"",gb); printf "%-4s %-10s %-8s%-50s %7s GB/s %s xCUB ref=%s\n", t, d, $2, tune, gb, r, ok }' "$OUT/.bench.tmp" | grep -E '^f64|^f32 '
   rm -f "$OUT/.bench.tmp"
   if command -v compute-sanitizer > /dev/null; then
     echo "== compute-sanitizer memcheck: bench_cuda_exact profile 22 (every binary64 tuning, one launch each)"

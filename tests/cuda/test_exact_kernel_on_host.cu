@@ -109,7 +109,9 @@ using host_tunings = std::conditional_t<
                exact_adaptive_windows_tuning<T, 4, 64, 4, 2>, exact_adaptive_windows_tuning<T, 8, 128, 31, 16>,
                exact_outlined_tuning<exact_adaptive_windows_tuning<T, 2, 64, 4, 3>>,
                exact_adaptive_windows_tuning<T, 1, 32, 4, -1>,
-               exact_outlined_tuning<exact_windows_tuning<T, 8, 1, 256>>>,
+               exact_outlined_tuning<exact_windows_tuning<T, 8, 1, 256>>, exact_extract_tuning<T, 8, 3>,
+               exact_extract_tuning<T, 8, 2>, exact_extract_tuning<T, 2, 3, -1, false>,
+               exact_extract_tuning<T, 4, 3, 2>, exact_extract_tuning<T, 1, 2, 0>>,
     std::tuple<exact_default_tuning<T>, exact_bins_tuning<T, 1>, exact_bins_tuning<T, 8>, exact_window_tuning<T>,
                exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 4, 3, true>>>;
 
@@ -669,6 +671,115 @@ TEST(CudaExactKernelOnHost, SlowPathRowsAreNormalisedBeforeTheBlockSum) {
     x[i + 1] = tops ? -top : big;
   }
   expect_emulated_exact<double, double>(x, "largest slow terms of one sign");
+}
+
+// extract_levels (docs/EXACT.md "Extracted levels"), term by term: for a thread whose window sits at `top`, every
+// field of the window (and the fields just outside it) with the smallest, an odd, the largest, a random and a tie
+// fraction (the bits below a level's grain exactly half of it), both signs, one term at a time into fresh limbs:
+// the thread's limbs after the deposit equal exact_accumulator::add's, and every level's integer stays within 2^51.
+template <int Levels>
+void expect_extraction_exact(int top) {
+  using Th = exact_extract_thread<Levels, 1>;
+  using S = exact_accumulator<double>;
+  std::mt19937_64 rng(std::uint64_t(top) * 7 + Levels);
+  const std::uint64_t fmask = exact_binary64_geometry::fraction_mask;
+  for (int f = top - Th::span - 1; f <= top + 1; ++f) {
+    if (f < 1 || f > 2046) continue;
+    for (std::uint64_t fr : {std::uint64_t{0}, std::uint64_t{1}, fmask, rng() & fmask, std::uint64_t{2}, fmask - 1,
+                             (rng() & fmask & ~std::uint64_t{3}) | 2})
+      for (std::uint64_t sg : {std::uint64_t{0}, std::uint64_t{1} << 63}) {
+        const std::uint64_t b = sg | (std::uint64_t(f) << 52) | fr;
+        std::vector<long long> limbs(Th::limb_rows);
+        Th th{limbs.data()};
+        th.set_top(top);
+        th.flags |= S::flag_not_only_negative_zero;  // as the move that set top would
+        th.reserve(1);
+        th.add(b);
+        for (int j = 0; j < Levels; ++j) {
+          const long long k = (long long)th.acc[j];
+          ASSERT_LE(k < 0 ? -k : k, 1ll << 51) << "level " << j << " field " << f << std::hex << " bits " << b;
+          if (f <= top - Th::span) ASSERT_EQ(k, 0) << "a term below the window took the window";
+        }
+        th.deposit();
+        S expected;
+        expected.add(detred::bit_cast<double>(b));
+        S got;
+        for (int k = 0; k < Th::limb_rows; ++k) got.set_raw(k, limbs[std::size_t(k)]);
+        got.set_count(1, th.flags, 1);
+        ASSERT_TRUE(same_state(got, expected))
+            << "levels " << Levels << " top " << top << " field " << f << std::hex << " bits " << b;
+      }
+  }
+}
+
+TEST(CudaExactKernelOnHost, ExtractLevelsEveryWindowFieldEqualsAdd) {
+  for (int top : {103, 104, 700, 1023, 1900, 2042, 2043}) expect_extraction_exact<3>(top);
+  for (int top : {51, 52, 1023, 2043}) expect_extraction_exact<2>(top);
+}
+
+// The window's placement (extract_levels): tops at the lowest and highest allowed (103 and 2043 for three levels),
+// data above 2043 (fields 2044 .. 2046: the window stops at 2043, those terms go slow), and terms at the window's
+// edges (top - 102, top - 103, top - 50, top - 51) mixed with moves, zeros and subnormals, through the whole kernel
+// emulation (every host tuning, several partitions and offsets).
+std::vector<double> extract_boundary_data(std::size_t n, std::uint64_t seed, int top) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> x(n);
+  constexpr int below[] = {0, 1, 2, 50, 51, 52, 101, 102, 103, 104};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = rng(), r2 = rng();
+    const int c = int(r2 % 14);
+    int field = c < 10 ? top - below[c] : (c == 10 ? 0 : std::min(2046, top + 1 + int((r2 >> 8) % 3)));
+    if (c > 10 && i < n / 2) field = top;
+    if (field < 0) field = 0;
+    std::uint64_t fraction =
+        (r2 >> 16) % 3 == 0 ? exact_binary64_geometry::fraction_mask : r & exact_binary64_geometry::fraction_mask;
+    if (field == 0 && (r2 >> 12) % 3 == 0) fraction = 0;  // +0.0 or -0.0
+    x[i] = detred::bit_cast<double>((r & (std::uint64_t{1} << 63)) | (std::uint64_t(field) << 52) | fraction);
+  }
+  return x;
+}
+
+TEST(CudaExactKernelOnHost, ExtractLevelsBoundaries) {
+  for (int top : {2046, 2044, 2043, 2042, 1033, 150, 104, 103, 60})
+    for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{17}, std::size_t{1000}, std::size_t{40000}}) {
+      const std::string what = "extract boundaries, top " + std::to_string(top);
+      expect_emulated_exact<double, double>(extract_boundary_data(n, n + std::size_t(top), top), what.c_str());
+    }
+}
+
+// One thread of extract_levels: a term at field F (top = F), then 3 * headroom + 5 terms of one sign with the largest
+// fraction at the top field and at the window's lowest field: the levels must be deposited in time (with the headroom
+// doubled a level's 64-bit sum would wrap).
+template <int Levels>
+void expect_extract_headroom_kept() {
+  using Th = exact_extract_thread<Levels, 1>;
+  constexpr int F = 1500;
+  for (int field : {F, F - Th::span + 1})
+    for (std::uint64_t sg : {std::uint64_t{0}, std::uint64_t{1} << 63}) {
+      std::vector<long long> limbs(Th::limb_rows);
+      Th th{limbs.data()};
+      exact_accumulator<double> expected;
+      auto add = [&](std::uint64_t b) {
+        th.reserve(1);
+        th.add(b);
+        expected.add(detred::bit_cast<double>(b));
+      };
+      add(sg | (std::uint64_t(F) << 52));
+      ASSERT_EQ(th.top, F);
+      const std::uint64_t big = sg | (std::uint64_t(field) << 52) | exact_binary64_geometry::fraction_mask;
+      const std::uint64_t count = 3 * std::uint64_t{Th::headroom} + 5;
+      for (std::uint64_t i = 0; i < count; ++i) add(big);
+      th.deposit();
+      exact_accumulator<double> got;
+      for (int k = 0; k < Th::limb_rows; ++k) got.set_raw(k, limbs[std::size_t(k)]);
+      got.set_count(count + 1, th.flags, 1u << 29);
+      ASSERT_TRUE(same_state(got, expected)) << "levels " << Levels << " field " << field << " sign " << sg;
+    }
+}
+
+TEST(CudaExactKernelOnHost, ExtractLevelsHeadroomIsKept) {
+  expect_extract_headroom_kept<2>();
+  expect_extract_headroom_kept<3>();
 }
 
 TEST(CudaExactKernelOnHost, HalfWidensExactly) {

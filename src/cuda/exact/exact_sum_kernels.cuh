@@ -20,10 +20,12 @@
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/blocks/dependent_launch.cuh"
+#include "detred/cuda/blocks/prefetch.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/errors.hpp"
 #include "src/cuda/common/workspace.hpp"
 #include "src/cuda/exact/exact_bins_thread.cuh"
+#include "src/cuda/exact/exact_extract_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
 #include "src/cuda/exact/exact_windows_thread.cuh"
 
@@ -98,6 +100,11 @@ enum class exact_block_algorithm {
   // Optional (session 8): a third mode, all_slow, for data mostly below both windows (full range), and the slow path
   // out of line in the other two (exact_outlined_tuning).
   adaptive_windows,
+  // binary64 only (session 9): one window of 52 L - 53 fields (L = 2: 51, L = 3: 103) whose terms are cut into L
+  // 64-bit integers by floating-point additions of constants (exact_extract_thread.cuh), so that a window term costs
+  // 3L - 2 additions and 2L integer adds instead of a 128-bit shift-and-add; the same lean slow path and all_slow mode
+  // as adaptive_windows. Exact and order-free like the others (docs/EXACT.md "Extracted levels").
+  extract_levels,
 };
 
 // Kernel 1's tuning (speed only: every choice adds the same exact values; bench_cuda_exact --variants compares them):
@@ -179,6 +186,26 @@ template <class Base>
 struct exact_outlined_tuning : Base {
   static constexpr bool outline_slow = true;
 };
+// The extract_levels algorithm (binary64): 16-byte vectors per thread per step, levels (2 or 3), the all_slow mode
+// (as exact_adaptive_windows_tuning's SlowRun), whether a step is tested at once (exact_extract_thread's StepTest),
+// threads a block (adjacent_windows' shared memory: 67 limb rows of 8 bytes a thread, so at most 384 an SM).
+template <class T, int Unroll, int Levels, int SlowRun = -1, bool StepTest = true, int BlockThreads = 256,
+          int PrefetchSteps = 0>
+struct exact_extract_tuning : exact_windows_tuning<T, Unroll, 1, BlockThreads> {
+  static constexpr int prefetch_steps = PrefetchSteps;
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::extract_levels;
+  static constexpr int levels = Levels;
+  static constexpr int slow_run = SlowRun;
+  static constexpr bool step_test = StepTest;
+};
+// extract_levels' L2 prefetch distance in steps (0: none; the other algorithms never prefetch).
+template <class Tune>
+DETRED_HD constexpr int exact_prefetch_steps() {
+  if constexpr (requires { Tune::prefetch_steps; })
+    return Tune::prefetch_steps;
+  else
+    return 0;
+}
 template <class Tune>
 DETRED_HD constexpr bool exact_outline_slow() {
   if constexpr (requires { Tune::outline_slow; })
@@ -207,8 +234,7 @@ using exact_window_tuning =
     std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 8, 1, false>, exact_tuning_of<T, 4, 2, false>>;
 template <class T>
 using exact_default_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_outlined_tuning<exact_adaptive_windows_tuning<T, 8, 256, 4, -1>>,
-                       exact_bins_tuning<T, 8>>;
+    std::conditional_t<std::same_as<T, double>, exact_extract_tuning<T, 10, 3>, exact_bins_tuning<T, 8>>;
 
 // One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
 // limbs[(c * limb_count + k) * Tune::block_threads]).
@@ -386,6 +412,16 @@ inline constexpr int exact_vector_elements = int(16 / sizeof(T));
 template <class T, class Tune = exact_default_tuning<T>>
 inline constexpr std::size_t exact_shared_bytes = Tune::shared_bytes;
 
+// A whole step of U vectors by the thread's window when every term lies in it, for a thread that tests steps at once
+// (exact_extract_thread::try_window_step): true when it took them; false (nothing added) otherwise.
+template <class Thread, int U>
+DETRED_HD DETRED_INLINE bool exact_try_window_step(Thread& th, const uint4 (&v)[U]) {
+  if constexpr (requires { th.try_window_step(v); })
+    return th.try_window_step(v);
+  else
+    return false;
+}
+
 // Thread `tid`'s share of block `block` (host and device: tests/cuda/test_exact_kernel_on_host.cu runs it on the CPU):
 // the vectors block * per_block + tid + k * Tune::block_threads below the block's end, and for block 0 the elements
 // tid of the head [0, head) and of the tail [head + E * vectors, n). The vectors start at x + head, 16-byte aligned.
@@ -409,6 +445,10 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
     bool more = true;
     // A thread with a warp-uniform mode (adaptive_windows) branches on it once a step, not once a vector.
     auto step = [&](auto... mode) {
+      // A thread that tests a whole step at once (extract_levels) takes it here when every term is in its window.
+      if constexpr (sizeof...(mode) == 0) {
+        if (exact_try_window_step(th, cur)) return;
+      }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         exact_bits<T> e[E];
@@ -427,6 +467,17 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
 #pragma unroll
         for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
       }
+#ifdef __CUDA_ARCH__
+      // exact_prefetch_steps<Tune>() > 0: thread 0 asks L2 for the block's step that many steps after `next` (one
+      // contiguous range of U B vectors, clipped at the block's end). A hint: no value depends on it.
+      if constexpr (exact_prefetch_steps<Tune>() > 0) {
+        const std::uint64_t ahead = i - std::uint64_t(tid) + std::uint64_t(exact_prefetch_steps<Tune>()) * U * B;
+        if (tid == 0 && ahead < end) {
+          const std::uint64_t count = end - ahead < std::uint64_t(U) * B ? end - ahead : std::uint64_t(U) * B;
+          prefetch_l2_bulk(v + ahead, unsigned(count * sizeof(uint4)));
+        }
+      }
+#endif
       th.reserve(U * E);
     };
     bool slow_for_good = false;
@@ -526,6 +577,12 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
     if (th.rescan) th.flags |= exact_special_flags<T, B>(x, n, head, vectors, per_block, block, tid);
     return th.flags;
+  } else if constexpr (Tune::algorithm == exact_block_algorithm::extract_levels) {
+    exact_extract_thread<Tune::levels, B, Tune::slow_run, Tune::step_test> th{limbs};
+#pragma unroll 1
+    for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
+    exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
+    return th.flags;
   } else if constexpr (Tune::algorithm == exact_block_algorithm::adjacent_windows ||
                        Tune::algorithm == exact_block_algorithm::adaptive_windows) {
     exact_windows_thread<Tune::windows, B, exact_adapt_shift<Tune>(), exact_slow_run<Tune>(),
@@ -612,52 +669,61 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
     if (lane == 0) total[k] = s;
   }
   __syncthreads();
-  if (tid == 0) {
-    // Normalise (carry propagation) so that the finishing kernel can add up to 2^31 block states.
-    exact_normalize_rows<1, L>(total);
-    block_flags[blockIdx.x] = shared_flags;
+  if (tid == 0) block_flags[blockIdx.x] = shared_flags;
+  // The block's state in split form, every limb at once (no carry chain): limb k's low 32 bits plus limb k - 1's bits
+  // from 2^32 up (arithmetic shift), the top limb whole. The value is unchanged and every limb but the top lies in
+  // [-2^31, 2^32 + 2^31), so the finishing kernel adds up to exact_max_blocks = 2^12 states far below 2^63.
+  for (int k = tid; k < L; k += B) {
+    const long long own = k + 1 < L ? (total[k] & 0xffffffffll) : total[k];
+    block_limbs[std::uint64_t(blockIdx.x) * L + k] = own + (k > 0 ? total[k - 1] >> 32 : 0);
   }
-  __syncthreads();
-  for (int k = tid; k < L; k += B) block_limbs[std::uint64_t(blockIdx.x) * L + k] = total[k];
 }
 
 // Threads of the finishing kernels (one block).
 inline constexpr int exact_finish_threads = 512;
 
 // Limb k of the total is the integer sum of limb k over the blocks; the flags are ORed. Every thread of the (one)
-// block of exact_finish_threads calls it; total and flags are shared memory, valid after it returns. Warp w adds limbs
-// w, w + 16, ...: lane j the blocks j, j + 32, ... (independent loads, several in flight), then the lanes' sums by
-// shuffles. Integer additions: the order cannot change a bit.
+// block of exact_finish_threads calls it; total and flags are shared memory, valid after it returns. The threads form
+// G = exact_finish_threads / L groups of L: thread k of group g adds limb k of the blocks g, g + G, ... (consecutive
+// threads read consecutive limbs of a block state: coalesced, every load independent), then thread k adds the G
+// partial sums. Integer additions: the order cannot change a bit.
 template <class T>
 __device__ void exact_total_over_blocks(const long long* block_limbs, const unsigned* block_flags, int blocks,
                                         long long* total, unsigned& flags) {
   constexpr int L = exact_state<T>::limb_count;
-  constexpr int warps = exact_finish_threads / 32;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  constexpr int groups = exact_finish_threads / L;
+  static_assert(groups >= 1, "a group of L threads fits the finishing block");
+  __shared__ long long partial[groups * L];
+  const int tid = threadIdx.x, lane = tid & 31;
   cudaGridDependencySynchronize();  // the block kernel's states are complete and visible from here on
   if (tid == 0) flags = 0;
-  __syncthreads();
-  for (int k = warp; k < L; k += warps) {
+  const int k = tid % L, g = tid / L;
+  if (g < groups) {
     long long s = 0;
-#pragma unroll 8
-    for (int b = lane; b < blocks; b += 32) s += block_limbs[std::uint64_t(b) * L + k];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if (lane == 0) total[k] = s;
+#pragma unroll 4
+    for (int b = g; b < blocks; b += groups) s += block_limbs[std::uint64_t(b) * L + k];
+    partial[g * L + k] = s;
   }
+  __syncthreads();  // also orders `flags = 0` before the atomicOr below
   unsigned f = 0;
   for (int b = tid; b < blocks; b += exact_finish_threads) f |= block_flags[b];
   f = __reduce_or_sync(0xffffffffu, f);
   if (lane == 0 && f) atomicOr(&flags, f);
+  if (tid < L) {
+    long long s = 0;
+    for (int q = 0; q < groups; ++q) s += partial[q * L + tid];
+    total[tid] = s;
+  }
   __syncthreads();
 }
 
-// The total's limbs and flags as a state (n terms, `blocks` merges pending).
+// The total's limbs and flags as a state (n terms; each block state in split form adds less than 2^33 to a limb: two
+// pending merges a block).
 template <class T>
 __device__ exact_state<T> exact_state_of(const long long* total, unsigned flags, int blocks, std::uint64_t n) {
   exact_state<T> s;
   for (int k = 0; k < exact_state<T>::limb_count; ++k) s.set_raw(k, total[k]);
-  s.set_count(n, flags, std::uint32_t(blocks));
+  s.set_count(n, flags, 2u * std::uint32_t(blocks));
   return s;
 }
 

@@ -97,7 +97,6 @@ __noinline__ DETRED_HD uint2 exact_binary64_slow_pair(long long* limbs, unsigned
 // rows (row k at limbs[k * Stride], weight 2^(32k)) is unchanged. One pass with a running carry (|carry| < 2^31 while
 // every row is below 2^63 in magnitude), so a load does not wait for the previous row's store. Out of line: it runs
 // once every 2^10 slow-path terms and at the end of a thread's terms, and inlined it costs the step bodies registers.
-// Also the block's normalisation of its summed limbs (exact_block_kernel, Stride 1).
 template <int Stride, int Rows>
 __noinline__ DETRED_HD void exact_normalize_rows(long long* limbs) {
   long long carry = 0;
