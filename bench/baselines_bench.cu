@@ -257,6 +257,9 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
       {alt_rows + ", tiles 2", alt_rows, launch_config{0, 0, 2}},
       {"tiles 2, prefetch all", "sum.prefetch=64", launch_config{0, 0, 2}},
       {"two-pass", "sum.two_pass=1", {}},
+      {"depth 1", "sum.depth=1", {}},
+      {"rows 8", "sum.rows=8", {}},
+      {"plain launch (no PDL)", "sum.early=0", {}},
   };
   const std::vector<candidate> large = {
       {"default", "", {}},
@@ -280,6 +283,13 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
       {alt_rows + ", tiles 8", alt_rows, launch_config{0, 0, 8}},
       {"tiles 8, prefetch 2", "sum.prefetch=2", launch_config{0, 0, 8}},
       {"tiles 4, prefetch 2", "sum.prefetch=2", launch_config{0, 0, 4}},
+      {"depth 1", "sum.depth=1", {}},
+      {"depth 1, grid 2/SM", "sum.depth=1,sum.grid_per_sm=2", {}},
+      {"grid 2/SM (depth as default)", "sum.grid_per_sm=2", {}},
+      {"rows 8 (two blocks an SM)", "sum.rows=8", {}},
+      {"rows 8, depth 1", "sum.rows=8,sum.depth=1", {}},
+      {"rows 16 (fp32), depth 2", "sum.rows=16,sum.depth=2", {}},
+      {"plain launch (no PDL)", "sum.early=0", {}},
   };
   bool all_same = true;
   const auto run = [&](std::uint64_t n, const std::vector<candidate>& cs, int calls, const char* label) {

@@ -24,7 +24,8 @@ device_profile h100_pcie() { return {9, 0, 114, 50u << 20, 1593000, 5120}; }
 bool same(const launch_tuning& a, const launch_tuning& b) {
   return a.sum.block_threads == b.sum.block_threads && a.sum.max_tiles_per_chunk == b.sum.max_tiles_per_chunk &&
          a.sum.grid_blocks_per_sm == b.sum.grid_blocks_per_sm && a.sum.spread == b.sum.spread &&
-         a.sum.rows_per_pass == b.sum.rows_per_pass && a.sum.prefetch_passes == b.sum.prefetch_passes &&
+         a.sum.rows_per_pass == b.sum.rows_per_pass && a.sum.pass_depth == b.sum.pass_depth &&
+         a.sum.early == b.sum.early && a.sum.prefetch_passes == b.sum.prefetch_passes &&
          a.sum.two_pass == b.sum.two_pass && a.scan.block_threads_4 == b.scan.block_threads_4 &&
          a.scan.items_per_thread_4 == b.scan.items_per_thread_4 && a.scan.block_threads_8 == b.scan.block_threads_8 &&
          a.scan.items_per_thread_8 == b.scan.items_per_thread_8 && a.scan.flag_init == b.scan.flag_init &&
@@ -56,13 +57,18 @@ TEST(DeviceTuning, ClassifiesByPeakBandwidthPerSm) {
 
 // "standard holds the values measured on the H100; high those of the H200": since session 7 the H100's tuning run chose
 // the H200's scan settings too (L2 prefetch one SM-count of tiles ahead, flag clearing overlapped), so the two classes
-// hold the same values; every other value is the struct's default.
+// hold the same values but one: since session 9 the H200 reads two 16-row passes ahead (sum.depth=2), the H100 one;
+// every other value is the struct's default.
 TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   const launch_tuning standard = defaults_for(bandwidth_class::standard);
   const launch_tuning high = defaults_for(bandwidth_class::high);
   EXPECT_EQ(high.scan.prefetch_tiles, 132);
   EXPECT_EQ(high.scan.flag_init, scan_flag_init::kernel_early);
-  EXPECT_TRUE(same(standard, high));
+  EXPECT_EQ(high.sum.pass_depth, 2);
+  EXPECT_EQ(standard.sum.pass_depth, 1);
+  launch_tuning high_but_depth = high;
+  high_but_depth.sum.pass_depth = 1;
+  EXPECT_TRUE(same(standard, high_but_depth));
   launch_tuning plain = standard;
   plain.scan.prefetch_tiles = launch_tuning{}.scan.prefetch_tiles;
   plain.scan.flag_init = launch_tuning{}.scan.flag_init;
@@ -74,6 +80,7 @@ TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   EXPECT_EQ(standard.sum.rows_per_pass, 0);
   EXPECT_EQ(standard.sum.prefetch_passes, 0);
   EXPECT_FALSE(standard.sum.two_pass);
+  EXPECT_TRUE(standard.sum.early);
   EXPECT_EQ(standard.scan.block_threads_4, 256);
   EXPECT_EQ(standard.scan.items_per_thread_4, 32);
   EXPECT_EQ(standard.scan.block_threads_8, 128);
@@ -109,12 +116,15 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   EXPECT_TRUE(base.scan.keep_swept);  // the default on every class
   EXPECT_TRUE(parse_tuning_overrides(base, "").ok);
   EXPECT_TRUE(same(parse_tuning_overrides(base, "").tuning, base));
+  EXPECT_EQ(parse_tuning_overrides(base, "sum.rows=8,sum.depth=2").tuning.sum.rows_per_pass, 8);
+  EXPECT_EQ(parse_tuning_overrides(base, "sum.rows=8,sum.depth=2").tuning.sum.pass_depth, 2);
+  EXPECT_FALSE(parse_tuning_overrides(base, "sum.early=0").tuning.sum.early);
   EXPECT_EQ(parse_tuning_overrides(base, "scan.init=memset").tuning.scan.flag_init, scan_flag_init::memset);
   EXPECT_EQ(parse_tuning_overrides(base, "scan.init=kernel").tuning.scan.flag_init, scan_flag_init::kernel);
   for (const char* bad :
        {"sum.max_tiles=3", "sum.block_threads=48", "sum.block_threads=512", "sum.rows=24", "sum.spread=2",
-        "scan.items4=64", "scan.threads8=512", "scan.init=fast", "scan.swept=2", "sum.tiles=8", "sum.prefetch",
-        "sum.prefetch=-1", "sum.prefetch=2x", "=1", "sum.max_tiles=8,bogus=1"}) {
+        "sum.depth=3", "sum.early=2", "scan.items4=64", "scan.threads8=512", "scan.init=fast", "scan.swept=2",
+        "sum.tiles=8", "sum.prefetch", "sum.prefetch=-1", "sum.prefetch=2x", "=1", "sum.max_tiles=8,bogus=1"}) {
     const tuning_parse_result b = parse_tuning_overrides(base, bad);
     EXPECT_FALSE(b.ok) << bad;
     EXPECT_TRUE(same(b.tuning, base)) << bad;  // the good token before a bad one is not applied either

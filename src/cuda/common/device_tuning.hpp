@@ -63,9 +63,16 @@ struct sum_tuning {
   int grid_blocks_per_sm = 0;    // 0: one chunk per warp (no grid-stride loop); k > 0: k blocks per SM
   bool spread = true;            // small inputs on one-warp blocks (launch_policy.hpp, spread_small_input)
   int rows_per_pass = 0;         // warp_chunk_root's pass: 0 = the type's default (32 rows for 4-byte
-                                 // accumulators, 16 for 8-byte ones), 16 or 32 (plain fp32/fp64, aligned input)
+                                 // accumulators, 16 for 8-byte ones), 8 (two blocks an SM), 16 or 32 (plain
+                                 // fp32/fp64, aligned input)
+  int pass_depth = 1;            // passes of loads in flight a warp: 1 or 2 (plain fp32/fp64, aligned input;
+                                 // passes of at most 16 rows: two 32-row passes do not fit the registers)
   int prefetch_passes = 0;       // L2 bulk prefetch this many passes ahead of the loads (0: none; >= passes of a
                                  // chunk: the whole chunk up front); plain fp32/fp64, aligned input
+  bool early = true;             // the chunk kernel launched by programmatic dependent launch: scheduled while the
+                                 // stream's previous kernel runs, it waits for it before touching memory (session
+                                 // 9, both classes: about 0.9 us less a call back to back on the H200, no change at
+                                 // 1 GiB; docs/PERFORMANCE.md, issue 15)
   bool two_pass = false;         // the chunk kernel, then a one-block finishing kernel, instead of the single pass
                                  // (side-by-side measurements; also set by DETRED_CUDA_SUM_TWO_PASS=1)
 };
@@ -83,8 +90,9 @@ inline launch_tuning defaults_for(bandwidth_class c) {
     case bandwidth_class::standard:
       // H100, measured 2026-11-24 (session 7, the same tuning run on the H100; docs/PERFORMANCE.md, scans): the H200's
       // scan settings below help here too: affine-map scan 0.878 -> 0.935x copy, fp64 sum scan 0.991 -> 0.930x CUB's
-      // time, fp32 (256 x 32) 1.068 -> 0.970x, fp32 2^20 per call 1.10 -> 0.97x CUB's time. So today both classes
-      // hold the same values; the classes stay, for the devices where they part.
+      // time, fp32 (256 x 32) 1.068 -> 0.970x, fp32 2^20 per call 1.10 -> 0.97x CUB's time. The classes part on one
+      // value since session 9: the H200's two passes in flight (sum.depth=2) cost the H100 0.4-0.7% at fp64 1 GiB
+      // (0.9735 / 0.9729 against 0.9774 / 0.9795x CUB in two tunes), so the H100 keeps one.
       t.scan.prefetch_tiles = 132;
       t.scan.flag_init = scan_flag_init::kernel_early;
       break;
@@ -92,7 +100,10 @@ inline launch_tuning defaults_for(bandwidth_class c) {
       // H200, measured 2026-11-23 (session 6, bench/h200_tune_run.sh; docs/PERFORMANCE.md, scans): every scan
       // L2-prefetches the tile one SM-count (132) ahead (affine-map scan 0.761 -> 0.798x copy, fp64 sum scan 0.995 ->
       // 0.942x CUB's time, fp32 1.051 -> 0.982x), and the flag clearing overlaps the scan's launch (fp32 2^20 per call
-      // 1.20-1.28 -> 1.08-1.15x CUB's time). No sum candidate beat the defaults at 1 GiB or 2^20.
+      // 1.20-1.28 -> 1.08-1.15x CUB's time). No sum candidate beat the defaults at 1 GiB or 2^20 until session 9: two
+      // 16-row passes in flight a warp (sum.depth=2; fp64's passes, not fp32's 32-row ones) took fp64 1 GiB from
+      // 0.939-0.940 to 0.964-0.965x CUB in two interleaved tunes of 31 rounds (docs/PERFORMANCE.md, issue 15).
+      t.sum.pass_depth = 2;
       t.scan.prefetch_tiles = 132;
       t.scan.flag_init = scan_flag_init::kernel_early;
       break;
@@ -108,8 +119,8 @@ struct tuning_parse_result {
 };
 
 // Applies a comma-separated list of key=value overrides to `base` (empty or null: base unchanged). Keys:
-//   sum.block_threads, sum.max_tiles, sum.grid_per_sm, sum.spread (0/1), sum.rows (0/16/32), sum.prefetch,
-//   sum.two_pass (0/1),
+//   sum.block_threads, sum.max_tiles, sum.grid_per_sm, sum.spread (0/1), sum.rows (0/8/16/32), sum.depth (1/2),
+//   sum.prefetch, sum.early (0/1), sum.two_pass (0/1),
 //   scan.threads4, scan.items4, scan.threads8, scan.items8, scan.init (memset/kernel/kernel_early),
 //   scan.prefetch, scan.swept (0/1).
 // A value outside its key's range, an unknown key or a malformed token leaves `base` as it was and reports the token.
@@ -166,10 +177,14 @@ inline tuning_parse_result parse_tuning_overrides(const launch_tuning& base, std
       t.sum.grid_blocks_per_sm = v;
     else if (key == "sum.spread" && v <= 1)
       t.sum.spread = v == 1;
-    else if (key == "sum.rows" && one_of(v, {0, 16, 32}))
+    else if (key == "sum.rows" && one_of(v, {0, 8, 16, 32}))
       t.sum.rows_per_pass = v;
+    else if (key == "sum.depth" && one_of(v, {1, 2}))
+      t.sum.pass_depth = v;
     else if (key == "sum.prefetch" && v <= 64)
       t.sum.prefetch_passes = v;
+    else if (key == "sum.early" && v <= 1)
+      t.sum.early = v == 1;
     else if (key == "sum.two_pass" && v <= 1)
       t.sum.two_pass = v == 1;
     else if (key == "scan.threads4" && one_of(v, {32, 64, 128, 256}))

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "detred/config.hpp"
-#include "src/cuda/exact/exact_windows_thread.cuh"
+#include "src/cuda/exact/exact_binary64_rows.cuh"
 
 namespace detred::cuda::detail {
 
@@ -41,15 +41,17 @@ DETRED_HD DETRED_INLINE double exact_sub_rn(double a, double b) {
 // steps). StepTest: one window test for a whole step's terms, then the extraction of all of them as straight-line code
 // (the per-vector path only for a step with a term outside the window). Speed only.
 template <int Levels, int BlockThreads, int SlowRun = -1, bool StepTest = true>
-struct exact_extract_thread {
-  using G = exact_binary64_geometry;
-  using S = G::S;
-  using bits = unsigned long long;
+struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun> {
+  using Rows = exact_binary64_rows<BlockThreads, SlowRun>;
+  using Rows::add_vector_slow;
+  using Rows::flags;
+  using Rows::limbs;
+  using Rows::step_slow;
+  using typename Rows::bits;
+  using typename Rows::G;
+  using typename Rows::S;
   static_assert(Levels == 2 || Levels == 3, "extract_levels: two levels (51 fields) or three (103 fields)");
-  static_assert(SlowRun >= -1, "steps in the all_slow mode (-1: to the end of the thread's share)");
   static constexpr bool adaptive = false;  // exact_thread_terms: no narrow / wide mode
-  static constexpr int slow_run = SlowRun;
-  static constexpr bool slow_for_good = SlowRun < 0;
   static constexpr int levels = Levels;
   // Fields in the window: the last level's grain is the lowest field's ulp, and the coarsest level takes |x| up to
   // 2^51 g_0 = 2^(51 + 52 (L - 1)) g_{L-1}, so a term of the top field (below 2^53 of its own ulps) fits when
@@ -63,27 +65,13 @@ struct exact_extract_thread {
   static constexpr int highest_top = 2043;
   // Terms between deposits: |k_j| <= 2^51, so 2^11 of them keep |acc_j| <= 2^62.
   static constexpr unsigned headroom = 1u << 11;
-  static constexpr int limb_rows = G::limb_rows;
-  // As adjacent_windows (docs/EXACT.md "Limb bounds"): each slow term adds less than 2^52 to a row.
-  static constexpr unsigned normalize_period = 1u << 10;
 
-  long long* limbs;
   bits acc[Levels] = {};        // level j's sum of k_j, mod 2^64 (|value| <= 2^62 between deposits)
   double c[Levels] = {};        // c_j = 1.5 2^52 g_j
   bits negated_c[Levels] = {};  // -bits(c_j) mod 2^64: acc_j += bits(t_j) + negated_c_j adds k_j
   // The window starts empty: with top = -1 no field is in it; the first vector with a nonzero finite term moves it.
   int top = -1;
   unsigned room = headroom;
-  unsigned flags = 0;
-  unsigned others = 0;   // nonzero once the slow path met a term other than -0.0 (window terms: a move set the flag)
-  unsigned pending = 0;  // slow-path terms since the rows were last normalised
-  // The all_slow mode: whether the coming steps are all_slow, steps left (SlowRun > 0), and the terms outside the
-  // window in the thread's last step (the vote's count).
-  bool all_slow = false;
-  int slow_left = 0;
-  unsigned step_slow = 0;
-
-  DETRED_HD DETRED_INLINE void normalize_limbs() { exact_normalize_rows<BlockThreads, limb_rows>(limbs); }
 
   // The lowest field of the window, and level j's grain exponent (g_j = 2^grain_exponent(j)), for the current top.
   DETRED_HD DETRED_INLINE int lowest_field() const { return top - span + 1; }
@@ -124,26 +112,15 @@ struct exact_extract_thread {
   }
 
   // Makes room for `count` more window terms and as many slow ones (once a step, before its terms), then the warp's
-  // all_slow vote.
+  // all_slow vote (every warp votes: there is no wide mode).
   DETRED_HD DETRED_INLINE void reserve(unsigned count) {
     if (room < count) {
       deposit_all();
       room = headroom;
     }
     room -= count;
-    if (pending + count > normalize_period) {
-      normalize_limbs();
-      pending = 0;
-    }
-    if constexpr (SlowRun != 0) {
-      if (all_slow) {
-        if constexpr (SlowRun > 0) all_slow = --slow_left > 0;
-      } else if (exact_warp_all(4 * step_slow >= 3 * count)) {
-        all_slow = true;
-        slow_left = SlowRun;
-      }
-      step_slow = 0;
-    }
+    this->reserve_rows(count);
+    this->vote_all_slow(count, true);
   }
 
   // A term of the window: its levels' integers into the accumulators (the extraction in the header's comment).
@@ -162,41 +139,20 @@ struct exact_extract_thread {
   template <int E>
   DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int /*first*/ = 0) {
     int field[E];
-    unsigned worst = 0;
 #pragma unroll
-    for (int j = 0; j < E; ++j) {
-      field[j] = G::field_of(b[j]);
-      const unsigned d = unsigned(top - field[j]);  // >= span (as unsigned) when f > top or f below the window
-      worst = d > worst ? d : worst;
-    }
+    for (int j = 0; j < E; ++j) field[j] = G::field_of(b[j]);
+    unsigned worst = exact_worst_distance(top, field);  // >= span (as unsigned) when f > top or f below the window
     if (worst >= unsigned(span)) {
-      int highest = 0;  // the vector's largest finite field
-#pragma unroll
-      for (int j = 0; j < E; ++j) {
-        const int f = field[j] == G::special_field ? 0 : field[j];
-        highest = f > highest ? f : highest;
-      }
+      const int highest = exact_highest_finite_field(field);
       if (highest > top && highest > 0 && top < highest_top) {
         deposit_all();
         set_top(highest < lowest_top ? lowest_top : (highest > highest_top ? highest_top : highest));
         flags |= S::flag_not_only_negative_zero;
-        worst = 0;
-#pragma unroll
-        for (int j = 0; j < E; ++j) {
-          const unsigned d = unsigned(top - field[j]);
-          worst = d > worst ? d : worst;
-        }
+        worst = exact_worst_distance(top, field);
       }
       if (worst >= unsigned(span)) {
         if constexpr (SlowRun != 0) step_slow += unsigned(E);
-        if constexpr (E == 2) {
-          pending += E;
-          const uint2 r = exact_binary64_slow_pair<BlockThreads>(limbs, b[0], b[1]);
-          flags |= r.x;
-          others |= r.y;
-        } else {
-          add_vector_slow(b);
-        }
+        this->template add_vector_slow_from_window<true>(b);
         return;
       }
     }
@@ -204,13 +160,6 @@ struct exact_extract_thread {
     for (int j = 0; j < E; ++j) fast(b[j]);
   }
 
-  // The E terms of one vector by the slow path, whatever their fields.
-  template <int E>
-  DETRED_HD DETRED_INLINE void add_vector_slow(const bits (&b)[E]) {
-    pending += E;
-#pragma unroll
-    for (int j = 0; j < E; ++j) exact_binary64_slow<BlockThreads>(limbs, b[j], flags, others);
-  }
   template <int E>
   DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int /*first*/, exact_all_slow_step) {
     add_vector_slow(b);
@@ -247,13 +196,10 @@ struct exact_extract_thread {
     add_vector<1>(one);
   }
 
-  // The end of the thread's terms: the levels into the limbs, the rows normalised if a slow-path term came since the
-  // last normalisation, the flags complete (as exact_windows_thread::deposit).
+  // The end of the thread's terms: the levels into the limbs, then the rows' end (exact_binary64_rows::finish_rows).
   DETRED_HD DETRED_INLINE void deposit() {
     deposit_all();
-    if (pending) normalize_limbs();
-    pending = 0;
-    if (others) flags |= S::flag_not_only_negative_zero;
+    this->finish_rows();
   }
 };
 

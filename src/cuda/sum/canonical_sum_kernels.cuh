@@ -110,11 +110,12 @@ __device__ inline bool arrive_last(unsigned long long* word, unsigned grid) {
 // `out` non-null and `arrivals` null the grid is one block of Fused threads, which then also finishes (the
 // small-input path). With both non-null (blocks of Fused threads) the single pass: the last block to arrive
 // finishes, in the same fixed order as finish_kernel (only which block runs the fold varies). Fused: fused_threads, or
-// spread_threads for small inputs; with out null any block size. Rows, Prefetch, prefetch_passes: how a warp reads its
-// chunk (warp_chunk_root; device_tuning.hpp), speed only.
+// spread_threads for small inputs; with out null any block size. Rows, Prefetch, Depth, prefetch_passes: how a warp
+// reads its chunk (warp_chunk_root; device_tuning.hpp), speed only; MinBlocks: blocks an SM the register allocation
+// must allow (2 for 8-row passes).
 template <class Acc, class T, bool Aligned, int Fused = fused_threads, int Rows = rows_per_pass<Acc>,
-          bool Prefetch = false>
-__global__ void __launch_bounds__(max_block_threads)
+          bool Prefetch = false, int Depth = 1, int MinBlocks = 1>
+__global__ void __launch_bounds__(max_block_threads, MinBlocks)
     chunk_roots_kernel(const T* __restrict__ x, std::uint64_t items, int tiles_per_chunk, finish_plan<Acc, T> plan,
                        typename Acc::value_type* out, unsigned long long* arrivals, int prefetch_passes) {
   constexpr std::uint64_t tile = tile_shape<T>::elements;
@@ -122,13 +123,18 @@ __global__ void __launch_bounds__(max_block_threads)
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
   Acc* roots = const_cast<Acc*>(plan.roots);
+  // Launched by programmatic dependent launch (sum_tuning::early), this grid may be scheduled while the stream's
+  // previous kernel still runs: it reads and writes nothing before that kernel has completed and its memory is
+  // visible. Launched plainly, this returns at once.
+  cudaGridDependencySynchronize();
   // Lets the finishing kernel (launched with programmatic stream serialization) be scheduled while this grid runs; it
   // still waits for this grid's completion and memory flush in cudaGridDependencySynchronize before reading roots.
   cudaTriggerProgrammaticLaunchCompletion();
   for (std::uint64_t item = warp; item < items; item += warps) {
     Acc root;
     if (item < plan.full_chunks) {
-      root = warp_chunk_root<Acc, T, Aligned, Rows, Prefetch>(x + item * chunk, tiles_per_chunk, prefetch_passes);
+      root =
+          warp_chunk_root<Acc, T, Aligned, Rows, Prefetch, Depth>(x + item * chunk, tiles_per_chunk, prefetch_passes);
     } else {
       root = warp_tile_root<Acc, T, Aligned>(x + plan.full_chunks * chunk + (item - plan.full_chunks) * tile);
     }
@@ -218,13 +224,23 @@ template <class Acc, class T, int Fused>
 auto chunk_kernel_for(bool aligned, const sum_tuning& tuning) {
   constexpr int R0 = rows_per_pass<Acc>;
   if constexpr (tunable_reads<Acc, T>) {
-    constexpr int R1 = R0 == 32 ? 16 : 32;
-    const bool other_rows = tuning.rows_per_pass != 0 && tuning.rows_per_pass != R0;
-    const bool prefetch = tuning.prefetch_passes > 0;
-    if (aligned && other_rows)
-      return prefetch ? chunk_roots_kernel<Acc, T, true, Fused, R1, true>
-                      : chunk_roots_kernel<Acc, T, true, Fused, R1, false>;
-    if (aligned && prefetch) return chunk_roots_kernel<Acc, T, true, Fused, R0, true>;
+    if (aligned) {
+      constexpr int R1 = R0 == 32 ? 16 : 32;
+      const int rows = tuning.rows_per_pass == 0 ? R0 : tuning.rows_per_pass;
+      const bool prefetch = tuning.prefetch_passes > 0;
+      // Two passes in flight (session 9) only for passes of at most 16 rows (two 32-row passes need more registers
+      // than a thread has: 0.63x CUB for fp32) and without the prefetch; 8-row passes run at two blocks an SM and
+      // ignore the prefetch.
+      const bool deep = tuning.pass_depth == 2 && rows <= 16 && !prefetch;
+      if (rows == 8)
+        return deep ? chunk_roots_kernel<Acc, T, true, Fused, 8, false, 2, 2>
+                    : chunk_roots_kernel<Acc, T, true, Fused, 8, false, 1, 2>;
+      if (deep) return chunk_roots_kernel<Acc, T, true, Fused, 16, false, 2, 1>;
+      if (rows == R1)
+        return prefetch ? chunk_roots_kernel<Acc, T, true, Fused, R1, true>
+                        : chunk_roots_kernel<Acc, T, true, Fused, R1, false>;
+      if (prefetch) return chunk_roots_kernel<Acc, T, true, Fused, R0, true>;
+    }
   }
   return aligned ? chunk_roots_kernel<Acc, T, true, Fused> : chunk_roots_kernel<Acc, T, false, Fused>;
 }
@@ -265,10 +281,22 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
                                  remainder_count};
   const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
   // Small inputs (every item fits one block's warps twice over) take one launch: the block finishes too.
+  // The chunk kernel's launch: plain, or by programmatic dependent launch (tuning.early; the kernel waits for the
+  // previous kernel in cudaGridDependencySynchronize before it touches memory, so the bits and the ordering are the
+  // same either way).
+  const auto launch_chunks = [&](unsigned grid, typename Acc::value_type* out, unsigned long long* arrivals,
+                                 const char* what) {
+    if (tuning.early) {
+      launch_dependent(chunk_kernel, dim3(grid), dim3(unsigned(c.block_threads)), 0, stream, what, d_in, items,
+                       c.tiles_per_chunk, plan, out, arrivals, tuning.prefetch_passes);
+    } else {
+      chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, out, arrivals,
+                                                                   tuning.prefetch_passes);
+      check(cudaGetLastError(), what);
+    }
+  };
   if (fused && items <= 2 * warps_per_block) {
-    chunk_kernel<<<1, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, d_out, nullptr,
-                                                              tuning.prefetch_passes);
-    check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (one block)");
+    launch_chunks(1, d_out, nullptr, "cuda::sum: launching chunk_roots_kernel (one block)");
     return;
   }
   if (items > 0) {
@@ -278,14 +306,11 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
     // (DETRED_CUDA_SUM_TWO_PASS=1, read once per process, or an override) keeps the two-kernel path, for side-by-side
     // measurements; the bits are the same either way.
     if (!tuning.two_pass && fused && grid < (1u << arrival_count_bits) - 1) {
-      chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(
-          d_in, items, c.tiles_per_chunk, plan, d_out, workspace_arrivals(d_workspace), tuning.prefetch_passes);
-      check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel (single pass)");
+      launch_chunks(grid, d_out, workspace_arrivals(d_workspace),
+                    "cuda::sum: launching chunk_roots_kernel (single pass)");
       return;
     }
-    chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, nullptr, nullptr,
-                                                                 tuning.prefetch_passes);
-    check(cudaGetLastError(), "cuda::sum: launching chunk_roots_kernel");
+    launch_chunks(grid, nullptr, nullptr, "cuda::sum: launching chunk_roots_kernel");
   }
   // Programmatic dependent launch (Hopper): the finishing kernel's launch overlaps the chunk kernel's tail.
   launch_finishing_block(finish_kernel<Acc, T>, finish_threads, stream, "cuda::sum: launching finish_kernel", plan,

@@ -76,13 +76,15 @@ __device__ __forceinline__ Acc lane_vector_root(const uint4& raw) {
   return node[0];
 }
 
-// Left-to-right joining of up to 32 equal-size complete subtrees that arrive in index order, in named registers
-// (never an indexed array, which would live in local memory): push(root, t) for t = 0, 1, ... carries like a binary
-// increment and returns the root of the block that t completes. After pushing t = 2^k - 1 it returns the root of
-// all 2^k subtrees.
-template <class Acc>
-struct register_tree32 {
-  Acc s0{}, s1{}, s2{}, s3{}, s4{};  // pending roots of 1, 2, 4, 8, 16 subtrees (bit k of the count: s_k pending)
+// Left-to-right joining of up to 2^Levels (32 or 64) equal-size complete subtrees that arrive in index order, in
+// named registers (never an indexed array, which would live in local memory): push(root, t) for t = 0, 1, ... carries
+// like a binary increment and returns the root of the block that t completes. After pushing t = 2^k - 1 it returns the
+// root of all 2^k subtrees.
+template <class Acc, int Levels = 5>
+struct register_tree {
+  static_assert(Levels == 5 || Levels == 6, "32 or 64 subtrees");
+  // Pending roots of 1, 2, 4, 8, 16 (and 32) subtrees: bit k of the count set means s_k is pending.
+  Acc s0{}, s1{}, s2{}, s3{}, s4{}, s5{};
 
   __device__ __forceinline__ Acc push(Acc root, int t) {
     int carried = 0;
@@ -94,7 +96,11 @@ struct register_tree32 {
           root = detail::merged(s2, root), carried = 3;
           if (t & 8) {
             root = detail::merged(s3, root), carried = 4;
-            if (t & 16) root = detail::merged(s4, root), carried = 5;
+            if (t & 16) {
+              root = detail::merged(s4, root), carried = 5;
+              if constexpr (Levels == 6)
+                if (t & 32) root = detail::merged(s5, root), carried = 6;
+            }
           }
         }
       }
@@ -104,9 +110,13 @@ struct register_tree32 {
     if (carried == 2) s2 = root;
     if (carried == 3) s3 = root;
     if (carried == 4) s4 = root;
+    if constexpr (Levels == 6)
+      if (carried == 5) s5 = root;
     return root;
   }
 };
+template <class Acc>
+using register_tree32 = register_tree<Acc, 5>;
 
 namespace detail {
 // One step of the transpose-reduction over Rows row values: before it a lane holds Rows >> S values, after it half
@@ -175,47 +185,60 @@ template <class Acc>
 inline constexpr int rows_per_pass = sizeof(Acc) == 4 ? 32 : 16;
 
 // Root of `tiles` (1, 2, 4, 8 or 16; warp-uniform) consecutive warp tiles starting at `chunk`: the complete tree over
-// tiles * tile_shape<T>::elements elements. Software-pipelined: the chunk is read in passes of Rows rows (16 or 32;
+// tiles * tile_shape<T>::elements elements. Software-pipelined: the chunk is read in passes of Rows rows (8, 16 or 32;
 // each pass an aligned complete subtree, so Rows changes registers and bytes in flight, never the result), and the
-// next pass's vectors are loaded into registers before the current pass is reduced, so every warp always has a pass
-// of loads in flight. Pass roots are joined by register_tree32. Prefetch (Aligned only): lane 0 also asks L2 for the
-// pass `prefetch_passes` ahead of the one being loaded (the first ones up front), so that more bytes are in flight
-// than the registers hold; 0 turns it off. Returned in every lane.
-template <class Acc, class T, bool Aligned, int Rows = rows_per_pass<Acc>, bool Prefetch = false>
+// next Depth passes' vectors (1 or 2) are loaded into registers before the current pass is reduced, so every warp
+// always has Depth passes of loads in flight. Pass roots are joined by a register_tree. Prefetch (Aligned only): lane
+// 0 also asks L2 for the pass `prefetch_passes` ahead of the one being loaded (the first ones up front), so that more
+// bytes are in flight than the registers hold; 0 turns it off. Returned in every lane.
+template <class Acc, class T, bool Aligned, int Rows = rows_per_pass<Acc>, bool Prefetch = false, int Depth = 1>
 __device__ __forceinline__ Acc warp_chunk_root(const T* __restrict__ chunk, int tiles, int prefetch_passes = 0) {
-  static_assert(Rows == 16 || Rows == 32);
+  static_assert(Rows == 8 || Rows == 16 || Rows == 32);
+  static_assert(Depth == 1 || Depth == 2, "one or two passes in flight");
   static_assert(!Prefetch || Aligned, "the bulk prefetch needs 16-byte aligned passes");
   constexpr int V = tile_shape<T>::vector_elements;
   constexpr std::uint64_t pass_elements = std::uint64_t(Rows) * 32 * V;
   constexpr unsigned pass_bytes = unsigned(pass_elements * sizeof(T));
   const int lane = threadIdx.x & 31;
-  const int passes = tiles * (32 / Rows);
-  register_tree32<Acc> joined;
+  const int passes = tiles * (32 / Rows);  // at most 64 (16 tiles of 8-row passes)
+  register_tree<Acc, Rows == 8 ? 6 : 5> joined;
   Acc root{};
   if constexpr (Prefetch) {
     if (lane == 0)
       for (int q = 1; q <= prefetch_passes && q < passes; ++q) prefetch_l2_bulk(chunk + q * pass_elements, pass_bytes);
   }
-  uint4 raw[Rows];
+  const auto load = [&](uint4(&raw)[Rows], int p) {
+    const T* pass = chunk + std::uint64_t(p) * pass_elements;
 #pragma unroll
-  for (int row = 0; row < Rows; ++row) raw[row] = load_lane_vector<T, Aligned>(chunk + (row * 32 + lane) * V);
-#pragma unroll 1
-  for (int p = 0; p < passes; ++p) {
+    for (int row = 0; row < Rows; ++row) raw[row] = load_lane_vector<T, Aligned>(pass + (row * 32 + lane) * V);
+  };
+  // Pass p from `raw`, whose registers then take pass p + Depth (if any); the pass root joined.
+  const auto reduce_pass = [&](uint4(&raw)[Rows], int p) {
     if constexpr (Prefetch) {
       // Here, before the pass's row values exist, the prefetch's address costs the fewest live registers.
-      const int ahead = p + 1 + prefetch_passes;
+      const int ahead = p + Depth + prefetch_passes;
       if (lane == 0 && prefetch_passes > 0 && ahead < passes)
         prefetch_l2_bulk(chunk + ahead * pass_elements, pass_bytes);
     }
     Acc v[Rows];
 #pragma unroll
     for (int row = 0; row < Rows; ++row) v[row] = lane_vector_root<Acc, T>(raw[row]);
-    if (p + 1 < passes) {
-      const T* next = chunk + (p + 1) * pass_elements;
-#pragma unroll
-      for (int row = 0; row < Rows; ++row) raw[row] = load_lane_vector<T, Aligned>(next + (row * 32 + lane) * V);
-    }
+    if (p + Depth < passes) load(raw, p + Depth);
     root = joined.push(warp_rows_root<Rows>(v), p);
+  };
+  uint4 raw0[Rows];
+  load(raw0, 0);
+  if constexpr (Depth == 1) {
+#pragma unroll 1
+    for (int p = 0; p < passes; ++p) reduce_pass(raw0, p);
+  } else {
+    uint4 raw1[Rows];
+    if (passes > 1) load(raw1, 1);
+#pragma unroll 1
+    for (int p = 0; p < passes; p += 2) {
+      reduce_pass(raw0, p);
+      if (p + 1 < passes) reduce_pass(raw1, p + 1);
+    }
   }
   return root;  // after the last pass (p = passes - 1, all ones) every pending root has been merged in
 }
