@@ -69,10 +69,10 @@ struct sum_tuning {
                                  // passes of at most 16 rows: two 32-row passes do not fit the registers)
   int prefetch_passes = 0;       // L2 bulk prefetch this many passes ahead of the loads (0: none; >= passes of a
                                  // chunk: the whole chunk up front); plain fp32/fp64, aligned input
-  bool early = true;             // the chunk kernel launched by programmatic dependent launch: scheduled while the
-                                 // stream's previous kernel runs, it waits for it before touching memory (session
-                                 // 9, both classes: about 0.9 us less a call back to back on the H200, no change at
-                                 // 1 GiB; docs/PERFORMANCE.md, issue 15)
+  bool early = true;             // small inputs' chunk kernel (one-warp blocks) launched by programmatic dependent
+                                 // launch: scheduled while the stream's previous kernel runs, it waits for it before
+                                 // touching memory (session 9, both classes: about 0.9 us less a call back to back;
+                                 // docs/PERFORMANCE.md, issue 15)
   bool two_pass = false;         // the chunk kernel, then a one-block finishing kernel, instead of the single pass
                                  // (side-by-side measurements; also set by DETRED_CUDA_SUM_TWO_PASS=1)
 };
