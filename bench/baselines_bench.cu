@@ -290,6 +290,9 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
       {"rows 8, depth 1", "sum.rows=8,sum.depth=1", {}},
       {"rows 16 (fp32), depth 2", "sum.rows=16,sum.depth=2", {}},
       {"plain launch (no PDL)", "sum.early=0", {}},
+      {"staged: 3 bulk-copied 16-row passes", "sum.depth=3", {}},
+      {"staged: 6 bulk-copied 8-row passes", "sum.rows=8,sum.depth=3", {}},
+      {"staged 3 x 16 rows, grid 1/SM", "sum.depth=3,sum.grid_per_sm=1", {}},
   };
   bool all_same = true;
   const auto run = [&](std::uint64_t n, const std::vector<candidate>& cs, int calls, const char* label) {

@@ -175,7 +175,8 @@ TEST(CudaCanonicalSum, EveryTuningKeepsTheCpuBits) {
        {"sum.rows=16", "sum.rows=32", "sum.prefetch=1", "sum.prefetch=64", "sum.rows=32,sum.prefetch=2",
         "sum.rows=16,sum.prefetch=2", "sum.max_tiles=4,sum.grid_per_sm=2", "sum.spread=0", "sum.two_pass=1,sum.rows=32",
         "sum.block_threads=128,sum.max_tiles=8", "sum.rows=8", "sum.depth=2", "sum.rows=8,sum.depth=2",
-        "sum.rows=32,sum.depth=2", "sum.early=0", "sum.early=0,sum.two_pass=1"}) {
+        "sum.rows=32,sum.depth=2", "sum.early=0", "sum.early=0,sum.two_pass=1", "sum.depth=3", "sum.rows=8,sum.depth=3",
+        "sum.rows=16,sum.depth=3"}) {
     EXPECT_GT((expect_cpu_bits_under_tuning<float, float>(spec)), 0) << spec;
     EXPECT_GT((expect_cpu_bits_under_tuning<double, double>(spec)), 0) << spec;
     EXPECT_GT((expect_cpu_bits_under_tuning<float, double>(spec)), 0) << spec;

@@ -123,7 +123,7 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   EXPECT_EQ(parse_tuning_overrides(base, "scan.init=kernel").tuning.scan.flag_init, scan_flag_init::kernel);
   for (const char* bad :
        {"sum.max_tiles=3", "sum.block_threads=48", "sum.block_threads=512", "sum.rows=24", "sum.spread=2",
-        "sum.depth=3", "sum.early=2", "scan.items4=64", "scan.threads8=512", "scan.init=fast", "scan.swept=2",
+        "sum.depth=4", "sum.early=2", "scan.items4=64", "scan.threads8=512", "scan.init=fast", "scan.swept=2",
         "sum.tiles=8", "sum.prefetch", "sum.prefetch=-1", "sum.prefetch=2x", "=1", "sum.max_tiles=8,bogus=1"}) {
     const tuning_parse_result b = parse_tuning_overrides(base, bad);
     EXPECT_FALSE(b.ok) << bad;

@@ -65,7 +65,8 @@ struct sum_tuning {
   int rows_per_pass = 0;         // warp_chunk_root's pass: 0 = the type's default (32 rows for 4-byte
                                  // accumulators, 16 for 8-byte ones), 8 (two blocks an SM), 16 or 32 (plain
                                  // fp32/fp64, aligned input)
-  int pass_depth = 1;            // passes of loads in flight a warp: 1 or 2 (plain fp32/fp64, aligned input;
+  int pass_depth = 1;            // passes of loads in flight a warp: 1 or 2 in registers, 3 staged in shared memory
+                                 // by bulk copies (experiment; plain fp32/fp64, aligned input;
                                  // passes of at most 16 rows: two 32-row passes do not fit the registers)
   int prefetch_passes = 0;       // L2 bulk prefetch this many passes ahead of the loads (0: none; >= passes of a
                                  // chunk: the whole chunk up front); plain fp32/fp64, aligned input
@@ -179,7 +180,7 @@ inline tuning_parse_result parse_tuning_overrides(const launch_tuning& base, std
       t.sum.spread = v == 1;
     else if (key == "sum.rows" && one_of(v, {0, 8, 16, 32}))
       t.sum.rows_per_pass = v;
-    else if (key == "sum.depth" && one_of(v, {1, 2}))
+    else if (key == "sum.depth" && one_of(v, {1, 2, 3}))
       t.sum.pass_depth = v;
     else if (key == "sum.prefetch" && v <= 64)
       t.sum.prefetch_passes = v;

@@ -113,8 +113,10 @@ __device__ inline bool arrive_last(unsigned long long* word, unsigned grid) {
 // spread_threads for small inputs; with out null any block size. Rows, Prefetch, Depth, prefetch_passes: how a warp
 // reads its chunk (warp_chunk_root; device_tuning.hpp), speed only; MinBlocks: blocks an SM the register allocation
 // must allow (2 for 8-row passes).
+// Staged > 0 (sum.depth=3, session 9 experiment): passes staged in dynamic shared memory by bulk copies, Staged
+// stages a warp (warp_chunk_root_staged).
 template <class Acc, class T, bool Aligned, int Fused = fused_threads, int Rows = rows_per_pass<Acc>,
-          bool Prefetch = false, int Depth = 1, int MinBlocks = 1>
+          bool Prefetch = false, int Depth = 1, int MinBlocks = 1, int Staged = 0>
 __global__ void __launch_bounds__(max_block_threads, MinBlocks)
     chunk_roots_kernel(const T* __restrict__ x, std::uint64_t items, int tiles_per_chunk, finish_plan<Acc, T> plan,
                        typename Acc::value_type* out, unsigned long long* arrivals, int prefetch_passes) {
@@ -134,8 +136,17 @@ __global__ void __launch_bounds__(max_block_threads, MinBlocks)
   for (std::uint64_t item = warp; item < items; item += warps) {
     Acc root;
     if (item < plan.full_chunks) {
-      root =
-          warp_chunk_root<Acc, T, Aligned, Rows, Prefetch, Depth>(x + item * chunk, tiles_per_chunk, prefetch_passes);
+      if constexpr (Staged > 0) {
+        extern __shared__ __align__(128) unsigned char chunk_stages[];
+        __shared__ unsigned long long stage_bars[(max_block_threads / 32) * (Staged > 0 ? Staged : 1)];
+        const int w = int(threadIdx.x >> 5);
+        root = warp_chunk_root_staged<Acc, T, Rows, Staged>(x + item * chunk, tiles_per_chunk,
+                                                            chunk_stages + std::size_t(w) * Staged * Rows * 512,
+                                                            stage_bars + w * Staged);
+      } else {
+        root =
+            warp_chunk_root<Acc, T, Aligned, Rows, Prefetch, Depth>(x + item * chunk, tiles_per_chunk, prefetch_passes);
+      }
     } else {
       root = warp_tile_root<Acc, T, Aligned>(x + plan.full_chunks * chunk + (item - plan.full_chunks) * tile);
     }
@@ -234,6 +245,13 @@ auto chunk_kernel_for(bool aligned, const sum_tuning& tuning) {
       // more registers than a thread has: 0.63x CUB for fp32) and without the prefetch; 8-row passes run at two
       // blocks an SM and ignore the prefetch.
       const bool deep = Fused != spread_threads && tuning.pass_depth == 2 && rows <= 16 && !prefetch;
+      if constexpr (Fused != spread_threads) {
+        // sum.depth=3 (experiment): the passes staged in shared memory by bulk copies, 3 stages of 16 rows or 6 of 8.
+        if (tuning.pass_depth == 3 && !prefetch && rows == 16)
+          return chunk_roots_kernel<Acc, T, true, Fused, 16, false, 1, 1, 3>;
+        if (tuning.pass_depth == 3 && !prefetch && rows == 8)
+          return chunk_roots_kernel<Acc, T, true, Fused, 8, false, 1, 1, 6>;
+      }
       if (rows == 8)
         return deep ? chunk_roots_kernel<Acc, T, true, Fused, 8, false, 2, 2>
                     : chunk_roots_kernel<Acc, T, true, Fused, 8, false, 1, 2>;
@@ -245,6 +263,18 @@ auto chunk_kernel_for(bool aligned, const sum_tuning& tuning) {
     }
   }
   return aligned ? chunk_roots_kernel<Acc, T, true, Fused> : chunk_roots_kernel<Acc, T, false, Fused>;
+}
+
+// Dynamic shared memory a block of the chunk kernel that chunk_kernel_for picks stages its passes in (sum.depth=3),
+// 0 for every other kernel.
+template <class Acc, class T, int Fused>
+std::size_t staged_bytes_for(bool aligned, const sum_tuning& tuning, int block_threads) {
+  if constexpr (tunable_reads<Acc, T> && Fused != spread_threads) {
+    const int rows = tuning.rows_per_pass == 0 ? rows_per_pass<Acc> : tuning.rows_per_pass;
+    if (aligned && tuning.pass_depth == 3 && tuning.prefetch_passes == 0 && (rows == 16 || rows == 8))
+      return std::size_t(block_threads / 32) * (rows == 16 ? 3 : 6) * std::size_t(rows) * 512;
+  }
+  return 0;
 }
 
 template <class Acc, class T>
@@ -286,14 +316,19 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   // The chunk kernel's launch: plain, or for the small-input (spread) kernel by programmatic dependent launch
   // (tuning.early; that kernel waits for the previous kernel in cudaGridDependencySynchronize before it touches
   // memory, so the bits and the ordering are the same either way).
+  const std::size_t staged_bytes =
+      spread ? 0 : staged_bytes_for<Acc, T, fused_threads>(aligned, tuning, c.block_threads);
+  if (staged_bytes > 0)
+    check(cudaFuncSetAttribute(chunk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(staged_bytes)),
+          "cuda::sum: cudaFuncSetAttribute (staged passes)");
   const auto launch_chunks = [&](unsigned grid, typename Acc::value_type* out, unsigned long long* arrivals,
                                  const char* what) {
     if (tuning.early && spread) {
       launch_dependent(chunk_kernel, dim3(grid), dim3(unsigned(c.block_threads)), 0, stream, what, d_in, items,
                        c.tiles_per_chunk, plan, out, arrivals, tuning.prefetch_passes);
     } else {
-      chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, out, arrivals,
-                                                                   tuning.prefetch_passes);
+      chunk_kernel<<<grid, unsigned(c.block_threads), staged_bytes, stream>>>(d_in, items, c.tiles_per_chunk, plan, out,
+                                                                              arrivals, tuning.prefetch_passes);
       check(cudaGetLastError(), what);
     }
   };
