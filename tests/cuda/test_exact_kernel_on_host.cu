@@ -782,6 +782,49 @@ TEST(CudaExactKernelOnHost, ExtractLevelsHeadroomIsKept) {
   expect_extract_headroom_kept<3>();
 }
 
+// The block states' split form (exact_split_limb): for limbs anywhere in (-2^62, 2^62) (a block's summed limbs stay far
+// inside; the reference accumulator's own carries need the margin), extreme ones included, the
+// split limbs hold the same value (both normalised by the accumulator give the same state) and every limb but the top
+// lies in [-2^31, 2^32 + 2^31); 2^12 split states (exact_max_blocks) summed stay below 2^63 and normalise to 2^12
+// times the value.
+TEST(CudaExactKernelOnHost, SplitFormKeepsTheValueAndItsBounds) {
+  using S = exact_accumulator<double>;
+  constexpr int L = S::limb_count;
+  std::mt19937_64 rng(33);
+  const long long extremes[] = {
+      0, 1, -1, (1ll << 61), -(1ll << 61), (1ll << 62) - 1, -(1ll << 62) + 1, 0xffffffffll, -0x100000000ll};
+  for (int trial = 0; trial < 200; ++trial) {
+    long long s[L];
+    for (int k = 0; k < L; ++k) {
+      const long long r = (long long)(rng() >> (trial % 3 == 0 ? 2 : 3 + rng() % 30)) * (rng() & 1 ? 1 : -1);
+      s[k] = trial % 5 == 0 ? extremes[rng() % std::size(extremes)] : r;
+    }
+    s[L - 1] = (long long)(rng() % 1024) - 512;  // the top limb holds only carries: small
+    S whole, split, many;
+    for (int k = 0; k < L; ++k) {
+      whole.set_raw(k, s[k]);
+      const long long t = exact_split_limb<L>(s, k);
+      split.set_raw(k, t);
+      if (k + 1 < L) {
+        ASSERT_GE(t, -(1ll << 31)) << "limb " << k;
+        ASSERT_LT(t, (1ll << 32) + (1ll << 31)) << "limb " << k;
+      }
+      many.set_raw(k, t << 12);  // 2^12 equal split states added limb by limb
+    }
+    whole.set_count(1, 0, 1u << 29);
+    split.set_count(1, 0, 2);
+    many.set_count(1, 0, 2u << 12);
+    ASSERT_TRUE(same_state(whole, split)) << "trial " << trial;
+    S whole_times;
+    whole.normalize();
+    for (int k = 0; k < L; ++k) whole_times.set_raw(k, 0);
+    for (int i = 0; i < 4096; ++i) whole_times.merge(whole);
+    many.normalize();
+    whole_times.normalize();
+    for (int k = 0; k < L; ++k) ASSERT_EQ(many.limb(k), whole_times.limb(k)) << "trial " << trial << " limb " << k;
+  }
+}
+
 TEST(CudaExactKernelOnHost, HalfWidensExactly) {
   for (unsigned h = 0; h < 65536; ++h) {
     const float f = half::from_bits(std::uint16_t(h)).to_float();

@@ -624,6 +624,16 @@ exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t w
   return p;
 }
 
+// Limb k of the split form of L limbs s (each |s_k| < 2^63): s_k's low 32 bits plus s_{k-1}'s bits from 2^32 up
+// (arithmetic shift), the top limb whole. Computed for every k at once (no carry chain), the limbs hold the same value
+// as s, and every limb but the top lies in [-2^31, 2^32 + 2^31), so the finishing kernel adds up to exact_max_blocks =
+// 2^12 block states far below 2^63 (tests/cuda/test_exact_kernel_on_host.cu, SplitFormKeepsTheValueAndItsBounds).
+template <int L>
+DETRED_HD DETRED_INLINE long long exact_split_limb(const long long* s, int k) {
+  const long long own = k + 1 < L ? (s[k] & 0xffffffffll) : s[k];
+  return own + (k > 0 ? s[k - 1] >> 32 : 0);
+}
+
 // Blocks per SM the register allocation must allow (Tune::min_blocks): the double layout's limbs (138 KiB a block)
 // allow one anyway; four blocks (1024 threads, 64 registers each) for the others.
 template <class T, class Tune = exact_default_tuning<T>>
@@ -670,13 +680,8 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   }
   __syncthreads();
   if (tid == 0) block_flags[blockIdx.x] = shared_flags;
-  // The block's state in split form, every limb at once (no carry chain): limb k's low 32 bits plus limb k - 1's bits
-  // from 2^32 up (arithmetic shift), the top limb whole. The value is unchanged and every limb but the top lies in
-  // [-2^31, 2^32 + 2^31), so the finishing kernel adds up to exact_max_blocks = 2^12 states far below 2^63.
-  for (int k = tid; k < L; k += B) {
-    const long long own = k + 1 < L ? (total[k] & 0xffffffffll) : total[k];
-    block_limbs[std::uint64_t(blockIdx.x) * L + k] = own + (k > 0 ? total[k - 1] >> 32 : 0);
-  }
+  // The block's state in split form, every limb at once (no carry chain; exact_split_limb).
+  for (int k = tid; k < L; k += B) block_limbs[std::uint64_t(blockIdx.x) * L + k] = exact_split_limb<L>(total, k);
 }
 
 // Threads of the finishing kernels (one block).

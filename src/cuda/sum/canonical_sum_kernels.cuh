@@ -21,6 +21,7 @@
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/cuda/blocks/block_reduce.cuh"
 #include "detred/cuda/blocks/dependent_launch.cuh"
+#include "detred/cuda/blocks/staged_passes.cuh"
 #include "detred/cuda/blocks/warp_tile.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
