@@ -260,6 +260,8 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
       {"depth 1", "sum.depth=1", {}},
       {"rows 8", "sum.rows=8", {}},
       {"plain launch (no PDL)", "sum.early=0", {}},
+      {"threads 128 (tuning)", "sum.block_threads=128", {}},
+      {"two-pass, threads 128 (tuning)", "sum.two_pass=1,sum.block_threads=128", {}},
   };
   const std::vector<candidate> large = {
       {"default", "", {}},
@@ -293,6 +295,10 @@ bool tune(timer& tm, double ceiling, int sms, int rounds) {
       {"staged: 3 bulk-copied 16-row passes", "sum.depth=3", {}},
       {"staged: 6 bulk-copied 8-row passes", "sum.rows=8,sum.depth=3", {}},
       {"staged 3 x 16 rows, grid 1/SM", "sum.depth=3,sum.grid_per_sm=1", {}},
+      {"threads 128 (tuning, two-pass)", "sum.block_threads=128", {}},
+      {"threads 64 (tuning, two-pass)", "sum.block_threads=64", {}},
+      {"threads 128, depth 1 (tuning)", "sum.block_threads=128,sum.depth=1", {}},
+      {"threads 128, depth 2 (tuning)", "sum.block_threads=128,sum.depth=2", {}},
   };
   bool all_same = true;
   const auto run = [&](std::uint64_t n, const std::vector<candidate>& cs, int calls, const char* label) {

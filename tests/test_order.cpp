@@ -1,6 +1,7 @@
 // order.hpp: the binary counter computes the definition, and canonical_depth is the true depth of the tree.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -42,6 +43,38 @@ TEST(CanonicalOrder, BinaryCounterMatchesTheRecursiveDefinition) {
     for (std::size_t i = 0; i < n; ++i) counter.push(x[i]);
     ASSERT_EQ(counter.fold(), detred::test::canonical_reference<std::string>(x, n, op, "")) << n;
   }
+}
+
+// digit_fold: for the pushes that finish a parallel reduce (blocks of strictly decreasing sizes, in index order: the
+// binary digits of a count, or of several counts one after another as the GPU finishing blocks push them), the left
+// fold it keeps is the binary counter's fold, for every n. (Planted: a right fold, combine(value, acc), fails at n
+// = 7.)
+TEST(CanonicalOrder, DigitFoldIsTheBinaryCounterOfDecreasingPushes) {
+  using counter = detred::binary_counter<std::string, parenthesise>;
+  const auto block_root = [](std::uint64_t first, int level) {
+    counter c;
+    for (std::uint64_t i = 0; i < (std::uint64_t{1} << level); ++i) c.push(std::to_string(first + i));
+    return c.fold();
+  };
+  for (std::uint64_t n = 1; n <= 300; ++n) {
+    counter whole;
+    for (std::uint64_t i = 0; i < n; ++i) whole.push(std::to_string(i));
+    // The binary digits of n, largest first, as a finishing block pushes them.
+    detred::digit_fold<std::string, parenthesise> digits;
+    counter reference;
+    std::uint64_t first = 0;
+    for (int k = 63; k >= 0; --k) {
+      if (!((n >> k) & 1)) continue;
+      const std::string root = block_root(first, k);
+      digits.push(root, k);
+      reference.push(root, k);
+      first += std::uint64_t{1} << k;
+    }
+    ASSERT_FALSE(digits.empty());
+    EXPECT_EQ(digits.fold(), whole.fold()) << "n=" << n;
+    EXPECT_EQ(digits.fold(), reference.fold()) << "n=" << n;
+  }
+  EXPECT_TRUE((detred::digit_fold<std::string, parenthesise>{}.empty()));
 }
 
 TEST(CanonicalOrder, DepthIsTheLongestPathInTheTree) {

@@ -81,4 +81,36 @@ class binary_counter {
   Combine combine_;
 };
 
+// The binary counter for the pushes that finish a parallel reduce: roots of blocks in index order with strictly
+// decreasing sizes, as the binary digits of a count give them (the chunk roots' digits, then the tail's, then the
+// remainder's). A binary_counter never merges such blocks as equal neighbours, so its fold is exactly the left fold
+// kept here, ((T_1 (+) T_2) (+) T_3) ...: the same bits in one Node instead of 64. On the GPU the 64 nodes live in
+// local memory in every thread of the finishing block; the canonical sum's finishing block took 13-14 us at 1 GiB
+// fp64 on the H100 with them (session 10, ncu), 2.9x CUB's single-tile kernel.
+template <class Node, class Combine>
+class digit_fold {
+ public:
+  constexpr DETRED_HD explicit digit_fold(Combine combine = Combine{}) : combine_(combine) {}
+
+  // Requires level below every earlier push's (the block must not be mergeable with the previous one).
+  constexpr DETRED_HD void push(Node value, int level = 0) {
+    assert((empty() || level < last_level_) && "digit_fold::push: levels must strictly decrease");
+    if (empty()) {
+      acc_ = static_cast<Node&&>(value);
+    } else {
+      combine_(acc_, value);
+    }
+    last_level_ = level;
+  }
+
+  constexpr DETRED_HD bool empty() const { return last_level_ == 64; }
+  // The left fold of the pushed roots. Requires !empty().
+  constexpr DETRED_HD Node fold() const { return acc_; }
+
+ private:
+  Node acc_{};
+  int last_level_ = 64;
+  Combine combine_;
+};
+
 }  // namespace detred

@@ -57,8 +57,8 @@ TEST(DeviceTuning, ClassifiesByPeakBandwidthPerSm) {
 
 // "standard holds the values measured on the H100; high those of the H200": since session 7 the H100's tuning run chose
 // the H200's scan settings too (L2 prefetch one SM-count of tiles ahead, flag clearing overlapped), so the two classes
-// hold the same values but one: since session 9 the H200 reads two 16-row passes ahead (sum.depth=2), the H100 one;
-// every other value is the struct's default.
+// hold the same values but two: since session 9 the H200 reads two 16-row passes ahead (sum.depth=2), the H100 one,
+// and since session 10 the H200's large sums run on 128-thread blocks; every other value is the struct's default.
 TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   const launch_tuning standard = defaults_for(bandwidth_class::standard);
   const launch_tuning high = defaults_for(bandwidth_class::high);
@@ -66,9 +66,11 @@ TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   EXPECT_EQ(high.scan.flag_init, scan_flag_init::kernel_early);
   EXPECT_EQ(high.sum.pass_depth, 2);
   EXPECT_EQ(standard.sum.pass_depth, 1);
-  launch_tuning high_but_depth = high;
-  high_but_depth.sum.pass_depth = 1;
-  EXPECT_TRUE(same(standard, high_but_depth));
+  EXPECT_EQ(high.sum.block_threads, 128);  // session 10: large inputs in two kernels of 128-thread blocks
+  launch_tuning high_but_sum = high;
+  high_but_sum.sum.pass_depth = 1;
+  high_but_sum.sum.block_threads = default_block_threads;
+  EXPECT_TRUE(same(standard, high_but_sum));
   launch_tuning plain = standard;
   plain.scan.prefetch_tiles = launch_tuning{}.scan.prefetch_tiles;
   plain.scan.flag_init = launch_tuning{}.scan.flag_init;

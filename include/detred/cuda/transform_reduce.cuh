@@ -287,7 +287,8 @@ __device__ __forceinline__ void generic_finish_in_block(const generic_plan<Node,
                                                         const Op& op, const Finalize& finalize, Out* out) {
   __shared__ alignas(Node) unsigned char scratch_bytes[sizeof(Node) * (generic_finish_threads / 32)];
   Node* scratch = reinterpret_cast<Node*>(scratch_bytes);
-  binary_counter<Node, combine_into<Node, Op>> counter{combine_into<Node, Op>{op}};  // thread 0's
+  // thread 0's; the pushes below are the digits of counts, levels strictly decreasing (digit_fold, order.hpp)
+  digit_fold<Node, combine_into<Node, Op>> counter{combine_into<Node, Op>{op}};
   const int gl = plan.group_level;
   const std::uint64_t groups = plan.full_chunks >> gl;
   const auto group_root = [&](std::uint64_t i) { return plan.roots[i << gl]; };

@@ -91,9 +91,10 @@ inline launch_tuning defaults_for(bandwidth_class c) {
     case bandwidth_class::standard:
       // H100, measured 2026-11-24 (session 7, the same tuning run on the H100; docs/PERFORMANCE.md, scans): the H200's
       // scan settings below help here too: affine-map scan 0.878 -> 0.935x copy, fp64 sum scan 0.991 -> 0.930x CUB's
-      // time, fp32 (256 x 32) 1.068 -> 0.970x, fp32 2^20 per call 1.10 -> 0.97x CUB's time. The classes part on one
-      // value since session 9: the H200's two passes in flight (sum.depth=2) cost the H100 0.4-0.7% at fp64 1 GiB
-      // (0.9735 / 0.9729 against 0.9774 / 0.9795x CUB in two tunes), so the H100 keeps one.
+      // time, fp32 (256 x 32) 1.068 -> 0.970x, fp32 2^20 per call 1.10 -> 0.97x CUB's time. The classes part on
+      // two values: since session 9 the H200's two passes in flight (sum.depth=2) cost the H100 0.4-0.7% at fp64 1 GiB
+      // (0.9735 / 0.9729 against 0.9774 / 0.9795x CUB in two tunes), so the H100 keeps one; since session 10 the H200
+      // runs large sums on 128-thread blocks, a tie on the H100 (0.9888 against 0.9898x CUB at fp64 1 GiB).
       t.scan.prefetch_tiles = 132;
       t.scan.flag_init = scan_flag_init::kernel_early;
       break;
@@ -104,7 +105,12 @@ inline launch_tuning defaults_for(bandwidth_class c) {
       // 1.20-1.28 -> 1.08-1.15x CUB's time). No sum candidate beat the defaults at 1 GiB or 2^20 until session 9: two
       // 16-row passes in flight a warp (sum.depth=2; fp64's passes, not fp32's 32-row ones) took fp64 1 GiB from
       // 0.939-0.940 to 0.964-0.965x CUB in two interleaved tunes of 31 rounds (docs/PERFORMANCE.md, issue 15).
+      // Session 10, once the finishing block no longer kept a 64-node binary counter in local memory: 128-thread
+      // blocks for large inputs (two kernels: the single pass needs 256; small inputs still spread on one-warp
+      // blocks), fp64 1 GiB 0.980 -> 0.984-0.988x CUB and fp32 0.986 -> 0.993x in the interleaved tune (the H100:
+      // a tie, 0.989 either way, so it keeps 256).
       t.sum.pass_depth = 2;
+      t.sum.block_threads = 128;
       t.scan.prefetch_tiles = 132;
       t.scan.flag_init = scan_flag_init::kernel_early;
       break;

@@ -51,12 +51,13 @@ struct finish_plan {
 
 // Joins everything in the canonical order with the whole block and writes the result from thread 0 (canonical NaN;
 // -0.0 when n == 0). The aligned blocks of chunk roots (the binary digits of full_chunks), then of tail-tile roots,
-// then of the remainder's elements go into a binary counter, largest first.
+// then of the remainder's elements, largest first, each a complete tree, are left-folded (digit_fold, order.hpp: the
+// binary counter of these pushes in one accumulator).
 template <int BlockThreads, class Acc, class T>
 __device__ void finish_in_block(const finish_plan<Acc, T>& plan, typename Acc::value_type* out, Acc* warp_roots) {
   using A = typename Acc::value_type;
   constexpr int tile_level = tile_shape<T>::tile_level;
-  binary_counter<Acc, merge_accumulators> counter;  // thread 0's
+  digit_fold<Acc, merge_accumulators> counter;  // thread 0's
   std::uint64_t first = 0;
   for (int k = 63; k >= 0; --k) {
     if (!((plan.full_chunks >> k) & 1u)) continue;
