@@ -16,8 +16,9 @@
 
 namespace detred::cuda {
 
-// One thread: T(first, 2^level) over load(first), load(first + 1), ... Groups of 8 loads are issued together; up to
-// 32 group roots are joined in registers, more by a binary counter (in local memory).
+// One thread: T(first, 2^level) over load(first), load(first + 1), ... Groups of 8 loads are issued together (two
+// groups together at level 4); up to 32 group roots are joined in registers, more by a binary counter (in local
+// memory).
 template <class Acc, class Load>
 __device__ Acc thread_subtree_root(const Load& load, std::uint64_t first, int level) {
   if (level < 3) {
@@ -41,6 +42,9 @@ __device__ Acc thread_subtree_root(const Load& load, std::uint64_t first, int le
     return v[0];
   };
   const std::uint64_t groups = std::uint64_t{1} << (level - 3);
+  // 16 items (the one-warp finishing block of a small sum: 512 roots): straight-line, so that both groups' loads are
+  // in flight before the first merge (one memory latency, not two); the same tree as the register_tree below.
+  if (groups == 2) return detail::merged(group_root(0), group_root(1));
   if (groups <= 32) {
     register_tree32<Acc> joined;
     Acc root{};
