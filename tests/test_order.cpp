@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "detred/order.hpp"
@@ -47,8 +48,8 @@ TEST(CanonicalOrder, BinaryCounterMatchesTheRecursiveDefinition) {
 
 // digit_fold: for the pushes that finish a parallel reduce (blocks of strictly decreasing sizes, in index order: the
 // binary digits of a count, or of several counts one after another as the GPU finishing blocks push them), the left
-// fold it keeps is the binary counter's fold, for every n. (Planted: a right fold, combine(value, acc), fails at n
-// = 7.)
+// fold it keeps is the binary counter's fold, for every n. (Planted: a right fold, combine(value, acc), fails at
+// n = 3.)
 TEST(CanonicalOrder, DigitFoldIsTheBinaryCounterOfDecreasingPushes) {
   using counter = detred::binary_counter<std::string, parenthesise>;
   const auto block_root = [](std::uint64_t first, int level) {
@@ -73,6 +74,19 @@ TEST(CanonicalOrder, DigitFoldIsTheBinaryCounterOfDecreasingPushes) {
     ASSERT_FALSE(digits.empty());
     EXPECT_EQ(digits.fold(), whole.fold()) << "n=" << n;
     EXPECT_EQ(digits.fold(), reference.fold()) << "n=" << n;
+    // As canonical_sum_kernels.cuh's finish_in_block pushes them: chunks of 8 (the digits of n / 8 at levels 3 + k),
+    // then tail tiles of 2 (fewer than 4 of them: levels 1 + k), then the remainder (fewer than 2 elements: level 0).
+    detred::digit_fold<std::string, parenthesise> finish;
+    const std::uint64_t chunks = n / 8, tiles = (n % 8) / 2, remainder = n % 2;
+    first = 0;
+    for (const auto& [count, base] : {std::pair{chunks, 3}, std::pair{tiles, 1}, std::pair{remainder, 0}}) {
+      for (int k = 63; k >= 0; --k) {
+        if (!((count >> k) & 1)) continue;
+        finish.push(block_root(first, base + k), base + k);
+        first += std::uint64_t{1} << (base + k);
+      }
+    }
+    EXPECT_EQ(finish.fold(), whole.fold()) << "n=" << n << " as chunks, tiles and a remainder";
   }
   EXPECT_TRUE((detred::digit_fold<std::string, parenthesise>{}.empty()));
 }
