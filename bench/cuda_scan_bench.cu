@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "bench/interleaved_timing.hpp"
-#include "detred/cuda/blocks/block_scan.cuh"
-#include "detred/cuda/blocks/warp_scan.cuh"
+#include "detred/cuda/block/block_scan.cuh"
+#include "detred/cuda/warp/warp_scan.cuh"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.cuh"

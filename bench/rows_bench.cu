@@ -13,7 +13,7 @@
 #include <functional>
 #include <vector>
 
-#include "detred/cuda/blocks/row_warp.cuh"
+#include "detred/cuda/warp/row_warp.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/norms.hpp"
 #include "detred/cuda/rows.hpp"

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "detred/cuda/blocks/warp_tile.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/cuda/sum.hpp"
 #include "src/cuda/sum/canonical_sum_kernels.cuh"
 

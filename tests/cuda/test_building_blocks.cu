@@ -1,4 +1,4 @@
-// The device-side building blocks (include/detred/cuda/blocks/warp_reduce.cuh, warp_tile.cuh, block_reduce.cuh) used
+// The device-side building blocks (include/detred/cuda/warp/warp_reduce.cuh, warp_tile.cuh, block_reduce.cuh) used
 // the way a user's kernel uses them, each result compared bit for bit with the CPU's canonical sum of the same block:
 // every piece computes a node of the canonical tree, so over an aligned power-of-two block it must equal
 // detred::sum(block, tree / tree_neumaier). Label `gpu`: skipped, with the reason, where no CUDA device is present.
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "detred/accumulators/accumulator.hpp"
-#include "detred/cuda/blocks/block_reduce.cuh"
-#include "detred/cuda/blocks/warp_reduce.cuh"
-#include "detred/cuda/blocks/warp_tile.cuh"
+#include "detred/cuda/block/block_reduce.cuh"
+#include "detred/cuda/warp/warp_reduce.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/reduce.hpp"

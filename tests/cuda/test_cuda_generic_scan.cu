@@ -1,4 +1,4 @@
-// Generic device scans (include/detred/cuda/scan.cuh) and the scan building blocks (blocks/warp_scan.cuh,
+// Generic device scans (include/detred/cuda/scan.cuh) and the scan building blocks (warp/warp_scan.cuh,
 // block_scan.cuh, blelloch_scan.cuh) used as users use them: non-commutative operators against the CPU scan (same
 // bits) and against left-to-right references (exact operators). Label gpu: skipped, saying why, without a GPU.
 #include <gtest/gtest.h>
@@ -14,9 +14,9 @@
 #include <span>
 #include <vector>
 
-#include "detred/cuda/blocks/blelloch_scan.cuh"
-#include "detred/cuda/blocks/block_scan.cuh"
-#include "detred/cuda/blocks/warp_scan.cuh"
+#include "detred/cuda/block/blelloch_scan.cuh"
+#include "detred/cuda/block/block_scan.cuh"
+#include "detred/cuda/warp/warp_scan.cuh"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.cuh"

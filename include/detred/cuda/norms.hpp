@@ -1,6 +1,6 @@
 // LayerNorm, RMSNorm (forward, backward) and softmax kernels, batch-invariant and with the same bits as the CPU
 // references in detred/norms.hpp (determinism::cpu_gpu): one warp per row, the row's reductions in the canonical
-// order of its length (include/detred/cuda/blocks/row_warp.cuh), detred::specified's exp and rsqrt. dweight is a
+// order of its length (include/detred/cuda/warp/row_warp.cuh), detred::specified's exp and rsqrt. dweight is a
 // column reduction canonical over the rows without atomics. T float or bfloat16; device pointers; asynchronous on
 // `stream`; throws detred::invalid_argument or detred::cuda::cuda_error.
 #pragma once

@@ -2,7 +2,7 @@
 // detred/rows.hpp.
 //
 // Row r's result is the canonical reduction (docs/ORDER.md) of its own length(r) elements: one warp reduces the row
-// in the order fixed by its length alone (include/detred/cuda/blocks/row_warp.cuh), so the result does not depend on
+// in the order fixed by its length alone (include/detred/cuda/warp/row_warp.cuh), so the result does not depend on
 // the number of rows in the launch, the row's position, the other rows, the launch configuration or the GPU, and it
 // equals detred::row_sum & co. bit for bit (determinism::cpu_gpu). Column sums: canonical over the row index, rows cut
 // into aligned chunks of 2^chunk_level rows (one thread per column group and chunk) whose roots a second kernel joins

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "detred/cuda/scan.hpp"
-#include "detred/cuda/scan_kernel.cuh"
+#include "detred/cuda/detail/scan_kernel.cuh"
 
 namespace detred::cuda {
 

@@ -10,7 +10,7 @@
 // root unspecified then), written to *d_out.
 //
 // Work decomposition (each piece a complete subtree, so none of it changes bits): a pass is 32 lanes x Items
-// consecutive elements (blocks/generic_warp_stage.cuh); its loads are staged through shared memory so that they are
+// consecutive elements (detail/generic_warp_stage.cuh); its loads are staged through shared memory so that they are
 // coalesced, then each lane reduces its Items elements in registers (thread_subtree), the warp joins its 32 lanes
 // (warp_subtree_reduce), and a register counter joins a chunk's passes; the loads of the next two passes (one input;
 // the next pass with two inputs) are in flight meanwhile. A unary map may supply a whole lane run's root
@@ -31,10 +31,10 @@
 #include <string>
 #include <type_traits>
 
-#include "detred/cuda/blocks/dependent_launch.cuh"
-#include "detred/cuda/blocks/generic_block_reduce.cuh"
-#include "detred/cuda/blocks/generic_warp_reduce.cuh"
-#include "detred/cuda/blocks/generic_warp_stage.cuh"
+#include "detred/cuda/detail/dependent_launch.cuh"
+#include "detred/cuda/block/generic_block_reduce.cuh"
+#include "detred/cuda/warp/generic_warp_reduce.cuh"
+#include "detred/cuda/detail/generic_warp_stage.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/launch_config.hpp"
 #include "detred/errors.hpp"

@@ -19,8 +19,8 @@
 #include <type_traits>
 
 #include "detred/accumulators/exact.hpp"
-#include "detred/cuda/blocks/dependent_launch.cuh"
-#include "detred/cuda/blocks/prefetch.cuh"
+#include "detred/cuda/detail/dependent_launch.cuh"
+#include "detred/cuda/detail/prefetch.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/errors.hpp"
 #include "src/cuda/common/workspace.hpp"

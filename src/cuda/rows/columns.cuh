@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "detred/accumulators/pairwise.hpp"
-#include "detred/cuda/blocks/column_chunk.cuh"
+#include "detred/cuda/block/column_chunk.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/rows.hpp"
 #include "detred/errors.hpp"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "detred/cuda/blocks/row_warp.cuh"
+#include "detred/cuda/warp/row_warp.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/norms.hpp"
 #include "detred/norms.hpp"

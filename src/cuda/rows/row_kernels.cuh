@@ -1,12 +1,12 @@
 // The row-reduction kernel behind include/detred/cuda/rows.hpp: one warp per row (grid-stride over rows), each row
-// reduced by warp_row_root (include/detred/cuda/blocks/row_warp.cuh) and its result written by lane 0.
+// reduced by warp_row_root (include/detred/cuda/warp/row_warp.cuh) and its result written by lane 0.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
-#include "detred/cuda/blocks/row_warp.cuh"
+#include "detred/cuda/warp/row_warp.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/rows.hpp"
 #include "detred/errors.hpp"

@@ -1,10 +1,10 @@
 // cuda::inclusive_sum_scan / exclusive_sum_scan behind include/detred/cuda/scan.hpp: the generic Fenwick scan
-// (include/detred/cuda/scan_kernel.cuh) with exact widening, IEEE addition (round to nearest, no contraction) and
+// (include/detred/cuda/detail/scan_kernel.cuh) with exact widening, IEEE addition (round to nearest, no contraction) and
 // canonical NaN outputs. Instantiated per input type by sum_scan_<type>.cu, so the type pairs compile in parallel.
 #pragma once
 
 #include "detred/cuda/scan.hpp"
-#include "detred/cuda/scan_kernel.cuh"
+#include "detred/cuda/detail/scan_kernel.cuh"
 #include "detred/types/float_traits.hpp"
 
 namespace detred::cuda::detail {

@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "detred/accumulators/accumulator.hpp"
-#include "detred/cuda/blocks/block_reduce.cuh"
-#include "detred/cuda/blocks/dependent_launch.cuh"
-#include "detred/cuda/blocks/staged_passes.cuh"
-#include "detred/cuda/blocks/warp_tile.cuh"
+#include "detred/cuda/block/block_reduce.cuh"
+#include "detred/cuda/detail/dependent_launch.cuh"
+#include "detred/cuda/detail/staged_passes.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
 #include "detred/errors.hpp"

@@ -7,7 +7,7 @@
 // neumaier_accumulator, or a user's with from_value/merge), float or double.
 #pragma once
 
-#include "detred/cuda/blocks/registers.cuh"
+#include "detred/cuda/detail/registers.cuh"
 
 namespace detred::cuda {
 

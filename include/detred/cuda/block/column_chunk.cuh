@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "detred/accumulators/plain.hpp"
-#include "detred/cuda/blocks/warp_tile.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/types/float_traits.hpp"
 
 namespace detred::cuda {

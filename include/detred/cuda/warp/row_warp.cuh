@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "detred/cuda/blocks/registers.cuh"
-#include "detred/cuda/blocks/warp_tile.cuh"
+#include "detred/cuda/detail/registers.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
 
 namespace detred::cuda {
 

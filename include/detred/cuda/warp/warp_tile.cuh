@@ -19,9 +19,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "detred/cuda/blocks/prefetch.cuh"
-#include "detred/cuda/blocks/registers.cuh"
-#include "detred/cuda/blocks/warp_reduce.cuh"
+#include "detred/cuda/detail/prefetch.cuh"
+#include "detred/cuda/detail/registers.cuh"
+#include "detred/cuda/warp/warp_reduce.cuh"
 #include "detred/types/float_traits.hpp"
 
 namespace detred::cuda {

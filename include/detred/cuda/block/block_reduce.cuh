@@ -9,9 +9,9 @@
 #include <cstdint>
 
 #include "detred/accumulators/pairwise.hpp"
-#include "detred/cuda/blocks/registers.cuh"
-#include "detred/cuda/blocks/warp_reduce.cuh"
-#include "detred/cuda/blocks/warp_tile.cuh"
+#include "detred/cuda/detail/registers.cuh"
+#include "detred/cuda/warp/warp_reduce.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/order.hpp"
 
 namespace detred::cuda {

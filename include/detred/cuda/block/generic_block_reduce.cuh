@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "detred/cuda/blocks/generic_warp_reduce.cuh"
+#include "detred/cuda/warp/generic_warp_reduce.cuh"
 #include "detred/order.hpp"
 
 namespace detred::cuda {

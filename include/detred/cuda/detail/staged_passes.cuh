@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "detred/cuda/blocks/warp_tile.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
 
 namespace detred::cuda {
 

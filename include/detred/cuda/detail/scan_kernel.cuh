@@ -11,10 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "detred/cuda/blocks/block_scan.cuh"
-#include "detred/cuda/blocks/dependent_launch.cuh"
-#include "detred/cuda/blocks/fenwick_lookback.cuh"
-#include "detred/cuda/blocks/prefetch.cuh"
+#include "detred/cuda/block/block_scan.cuh"
+#include "detred/cuda/detail/dependent_launch.cuh"
+#include "detred/cuda/detail/fenwick_lookback.cuh"
+#include "detred/cuda/detail/prefetch.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.hpp"
 #include "detred/errors.hpp"

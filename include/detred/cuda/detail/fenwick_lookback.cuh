@@ -18,7 +18,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "detred/cuda/blocks/warp_scan.cuh"
+#include "detred/cuda/warp/warp_scan.cuh"
 
 namespace detred::cuda {
 
