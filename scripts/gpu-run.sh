@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Runs GPU suites on the GPU machine, from the repository root, with the programs scripts/gpu-carry.sh packed into
+# carry/ (docs/TESTING.md, "GPU runs"). Usage: scripts/gpu-run.sh SUITE...
+#
+#   tests        every ctest test labelled gpu (carry/gpu-tests.tsv), then compute-sanitizer on the canonical sum's,
+#                the scans' and the reduce family's test programs in their quick mode (DETRED_GPU_TEST_QUICK=1, the
+#                cases beyond 2^31 elements left out); tools: $SANITIZERS (default memcheck)
+#   bars-sum     the canonical sum's bars: bench_sum_bars bars twice and tune 31 once (CUB in the same program), then
+#                bench_sum's 1 GiB table (tree_neumaier and the 16-bit inputs against CUB) by bench/cuda_sum_table.sh
+#   bars-exact   bench_exact 15: the exact sum on four data sets against CUB, and its 2^16 latency
+#   bars-scan    bench_scan 30, then bench_scan 25 tune (CUB and the copy interleaved with the candidates)
+#   bars-reduce  bench_reduce --reps 30 (CUB, and cuBLAS's dot where the machine has libcublas)
+#   bars-rows    bench_rows 30 (CUB's segmented reduce, the read and copy ceilings, the two-stage norm kernels)
+#   bars         the five bars suites above
+#   nccl         test_nccl and bench_nccl 30 (two GPUs for the all-reduce bar; NVLink multicast stays off)
+#   all          tests, bars, and nccl where two GPUs are visible
+#
+# Output: one log per suite under $OUT (tests.txt, bars-sum.txt, ..., nccl.txt) and summary.txt, a line per step
+# (also on stdout): at most 8 files, as a device call returns. Every step has its own time limit, and the whole run
+# stops starting steps once $GPU_RUN_BUDGET seconds (default 560: a call may run 600) are spent, naming each step
+# it skipped. Exit status: 0 when every step that ran exited 0, else 1; 2 for a usage error.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu-run}
+mkdir -p "$OUT"
+budget=${GPU_RUN_BUDGET:-560}
+begin=$SECONDS
+status=0
+summary=$OUT/summary.txt
+
+note() { echo "$*" | tee -a "$summary"; }
+
+# The programs: carry/bin/ as carried, or carry/bin.tar.xz unpacked outside the working tree.
+if [ -d carry/bin ]; then
+  BIN=$PWD/carry/bin
+elif [ -f carry/bin.tar.xz ]; then
+  mkdir -p /tmp/detred-gpu && tar -C /tmp/detred-gpu -xJf carry/bin.tar.xz || { echo "cannot unpack carry/bin.tar.xz" >&2; exit 2; }
+  BIN=/tmp/detred-gpu/bin
+else
+  echo "gpu-run.sh: no carry/bin or carry/bin.tar.xz: run scripts/gpu-carry.sh here first and carry 'carry'" >&2
+  exit 2
+fi
+SCRATCH=/tmp/detred-gpu/scratch
+mkdir -p "$SCRATCH"
+# NCCL from the machine's Python package (nvidia-nccl-cu13) where there is one, else the system's libnccl.so.2.
+nccl_lib=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null || true)
+export LD_LIBRARY_PATH=$BIN${nccl_lib:+:$nccl_lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+
+header() {  # header <log>: what ran, where, built from what
+  {
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) scripts/gpu-run.sh, $(cat carry/build-info.txt 2>/dev/null | tr '\n' ' ')"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.memory --format=csv,noheader 2>&1
+  } >>"$1"
+}
+
+# step <log> <limit in s> <label> <command...>: appends the command's output to <log>, and a line to the summary with
+# its exit status, time and gtest verdicts. Skipped, saying so, when the budget is spent.
+step() {
+  local log=$1 limit=$2 label=$3
+  shift 3
+  local left=$((budget - (SECONDS - begin)))
+  if [ $left -le 5 ]; then
+    note "SKIPPED (budget of ${budget}s spent): $label"
+    status=1
+    return
+  fi
+  [ "$limit" -le "$left" ] || limit=$left
+  local start=$SECONDS mark
+  mark=$(wc -l <"$log")
+  echo "## $label" >>"$log"
+  timeout -k 5 "$limit" "$@" >>"$log" 2>&1
+  local rc=$?
+  [ $rc -eq 0 ] || status=1
+  local verdict
+  verdict=$(tail -n +"$((mark + 1))" "$log" |
+    grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test|ERROR SUMMARY|RACECHECK SUMMARY|bits identical|every promise kept' |
+    tr -s ' ' | tr '\n' ' ')
+  note "$label: rc=$rc $((SECONDS - start))s${verdict:+ $verdict}$([ $rc -eq 124 ] && echo " (stopped at ${limit}s)")"
+}
+
+have() { [ -x "$BIN/$1" ] || { note "$1: not carried (scripts/gpu-carry.sh with this suite)"; status=1; return 1; }; }
+
+suite_tests() {
+  local log=$OUT/tests.txt
+  header "$log"
+  if [ ! -s carry/gpu-tests.tsv ]; then
+    note "tests: carry/gpu-tests.tsv is empty (scripts/gpu-carry.sh tests)"
+    status=1
+    return
+  fi
+  local name cmd
+  while IFS=$'\t' read -r name cmd; do
+    cmd=${cmd//@BIN@/$BIN}
+    cmd=${cmd//@SCRATCH@/$SCRATCH}
+    step "$log" "${TEST_LIMIT:-300}" "$name" bash -c "$cmd"
+  done <carry/gpu-tests.tsv
+  local t tool
+  for t in test_cuda_canonical_sum test_cuda_generic_scan test_cuda_reduce_family; do
+    [ -x "$BIN/$t" ] || continue
+    for tool in ${SANITIZERS:-memcheck}; do
+      step "$log" 240 "compute-sanitizer $tool $t (quick)" env DETRED_GPU_TEST_QUICK=1 \
+        compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/$t" \
+        --gtest_filter='-*MoreThanTwoToThe31*:*BeyondTwoToThe31*:*TwoToTheThirtyOne*'
+    done
+  done
+}
+
+suite_bars_sum() {
+  local log=$OUT/bars-sum.txt
+  header "$log"
+  if have bench_sum_bars; then
+    step "$log" 90 "bench_sum_bars bars (1)" "$BIN/bench_sum_bars" bars
+    step "$log" 90 "bench_sum_bars bars (2)" "$BIN/bench_sum_bars" bars
+    step "$log" 90 "bench_sum_bars tune 31" "$BIN/bench_sum_bars" tune 31
+  fi
+  if have bench_sum; then
+    step "$log" 150 "bench/cuda_sum_table.sh bench_sum" bash bench/cuda_sum_table.sh "$BIN/bench_sum"
+  fi
+}
+
+suite_bars_exact() {
+  local log=$OUT/bars-exact.txt
+  header "$log"
+  have bench_exact && step "$log" 200 "bench_exact 15" "$BIN/bench_exact" 15
+}
+
+suite_bars_scan() {
+  local log=$OUT/bars-scan.txt
+  header "$log"
+  if have bench_scan; then
+    step "$log" 90 "bench_scan 30" "$BIN/bench_scan" 30
+    step "$log" 90 "bench_scan 25 tune" "$BIN/bench_scan" 25 tune
+  fi
+}
+
+suite_bars_reduce() {
+  local log=$OUT/bars-reduce.txt
+  header "$log"
+  local cublas
+  cublas=$(find / -xdev -name 'libcublas.so.1[0-9]*' -not -name '*Lt*' 2>/dev/null | head -1)
+  echo "cuBLAS for the dot peers: ${cublas:-none found}" >>"$log"
+  have bench_reduce && step "$log" 150 "bench_reduce --reps 30" env DETRED_CUBLAS="$cublas" "$BIN/bench_reduce" --reps 30
+}
+
+suite_bars_rows() {
+  local log=$OUT/bars-rows.txt
+  header "$log"
+  have bench_rows && step "$log" 120 "bench_rows 30" "$BIN/bench_rows" 30
+}
+
+suite_nccl() {
+  local log=$OUT/nccl.txt
+  header "$log"
+  {
+    nvidia-smi topo -m 2>&1
+    echo "NCCL library: ${nccl_lib:-libnccl.so.2 from the system}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; GPUs: $gpus"
+  } >>"$log"
+  [ "$gpus" -ge 2 ] || note "nccl: $gpus GPU visible: the two-GPU tests skip and the all-reduce bar is not measured"
+  have test_nccl && step "$log" 150 "test_nccl" "$BIN/test_nccl"
+  have bench_nccl && step "$log" 200 "bench_nccl 30" "$BIN/bench_nccl" 30
+}
+
+[ $# -gt 0 ] || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+suites=()
+for s in "$@"; do
+  case $s in
+    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | nccl) suites+=("$s") ;;
+    bars) suites+=(bars-sum bars-exact bars-scan bars-reduce bars-rows) ;;
+    all)
+      suites+=(tests bars-sum bars-exact bars-scan bars-reduce bars-rows)
+      [ "$gpus" -lt 2 ] || suites+=(nccl)
+      ;;
+    *) echo "gpu-run.sh: unknown suite '$s'" >&2; exit 2 ;;
+  esac
+done
+note "# scripts/gpu-run.sh ${suites[*]}: $gpus GPU(s), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); $(cat carry/build-info.txt 2>/dev/null | head -1)"
+for s in "${suites[@]}"; do
+  "suite_${s//-/_}"
+done
+note "# done in $((SECONDS - begin))s, exit $status"
+exit $status
