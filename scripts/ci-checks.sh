@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI's checks beyond the README's test command: formatting, the CPU test suite under AddressSanitizer and
+# CI's checks beyond the README's test command: formatting, paths named in comments and docs that do not exist
+# (scripts/check-paths.sh), the CPU test suite under AddressSanitizer and
 # UndefinedBehaviorSanitizer (any report fails the run: -fno-sanitize-recover=all, ASan aborts on its first error), and
 # a bounded libFuzzer run over detred-audit's file parsers, and the CPU suite under ThreadSanitizer.
 set -euo pipefail
@@ -7,6 +8,7 @@ cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { apt-get update -qq && apt-get install -y -qq clang-format >/dev/null; }
 git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror
 echo "format: clean"
+scripts/check-paths.sh
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETRED_SANITIZE=address,undefined \
   -DDETRED_CUDA=OFF -DDETRED_BUILD_BENCHMARKS=OFF -DDETRED_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-sanitize

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CPU test suite under ThreadSanitizer (CI: scripts/ci-checks.sh): the thread pool, 16 host threads at once
-# (test_concurrency) and every parallel path. CPU only (no CUDA, no verify/properties/audit, so no OpenMP baseline): a few minutes on 2 cores.
+# (test_concurrency) and every parallel path. CPU only (no CUDA, and neither verify, the property suites nor the audit, so no OpenMP baseline): a few minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETRED_SANITIZE=thread -DDETRED_CUDA=OFF \
