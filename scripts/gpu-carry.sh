@@ -51,7 +51,8 @@ if [ $want_tests = 1 ]; then
   locked cmake --build "$build"  # every test program (ctest lists the gpu ones only once they are built)
 fi
 # Targets this build does not define (bench_nccl without NCCL) are left out, saying so.
-known=$(cmake --build "$build" --target help | sed -n 's/^\([A-Za-z0-9_.-]*\): .*/\1/p')
+# The help target lists "name: phony" (Ninja) or "... name" (Makefiles).
+known=$(locked cmake --build "$build" --target help | sed -n 's/^\(\.\.\. \)\{0,1\}\([A-Za-z0-9_.-]*\)\(:.*\)\{0,1\}$/\2/p')
 present=()
 for t in "${targets[@]}"; do
   if grep -qx "$t" <<<"$known"; then present+=("$t"); else echo "gpu-carry.sh: no target $t in $build: not carried" >&2; fi
