@@ -84,9 +84,9 @@ class binary_counter {
 // The binary counter for the pushes that finish a parallel reduce: roots of blocks in index order with strictly
 // decreasing sizes, as the binary digits of a count give them (the chunk roots' digits, then the tail's, then the
 // remainder's). A binary_counter never merges such blocks as equal neighbours, so its fold is exactly the left fold
-// kept here, ((T_1 (+) T_2) (+) T_3) ...: the same bits in one Node instead of 64. On the GPU the 64 nodes live in
-// local memory in every thread of the finishing block; the canonical sum's finishing block took 13-14 us at 1 GiB
-// fp64 on the H100 with them (session 10, ncu), 2.9x CUB's single-tile kernel.
+// kept here, ((T_1 (+) T_2) (+) T_3) ...: the same bits in one Node instead of 64. On the GPU this matters: a counter's
+// 64 nodes would live in local memory in every thread of a finishing block (measured at about twice the finishing
+// time of the canonical sum at 1 GiB on the H100, docs/history/performance.md).
 template <class Node, class Combine>
 class digit_fold {
  public:

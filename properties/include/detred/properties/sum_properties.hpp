@@ -28,8 +28,9 @@ class SumProperties : public ::testing::Test {
   }
 };
 
-// |sum - s| <= the bound of `method` (docs/ACCURACY.md, "Summary and tests"; verify/error_bounds.hpp), for every
-// type pair, over finite inputs of every range (no overflow), in every backend configuration.
+// |sum - s| <= the bound of `method` (docs/ACCURACY.md, "Summary and tests";
+// verify/include/detred/verify/error_bounds.hpp), for every type pair, over finite inputs of every range (no overflow),
+// in every backend configuration.
 template <class Backend>
 void error_within_documented_bound(sum_method method, bool only_16_bit_inputs = false) {
   const type_pair pair =
