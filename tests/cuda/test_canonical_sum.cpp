@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
@@ -20,7 +21,7 @@
 #include "detred/verify/error_bounds.hpp"
 #include "detred/verify/exact_sum.hpp"
 #include "detred/verify/generators.hpp"
-#include "src/cuda/common/device_tuning.hpp"
+#include "tests/support/device_sum.hpp"
 #include "tests/support/gpu_test.hpp"
 #include "tests/support/type_pairs.hpp"
 
@@ -29,35 +30,7 @@ using namespace detred;
 
 // A device copy of one input, placed `offset` elements past a 256-byte boundary, and a workspace for it.
 template <class T>
-class device_input {
- public:
-  device_input(const std::vector<T>& host, std::size_t offset) : n_(host.size()) {
-    cuda::check(cudaMalloc(&base_, 256 + (offset + n_) * sizeof(T)), "cudaMalloc");
-    data_ = reinterpret_cast<T*>(static_cast<unsigned char*>(base_) + 256) + offset;
-    if (n_) cuda::check(cudaMemcpy(data_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
-    workspace_bytes_ = cuda::sum_workspace_bytes(n_);
-    cuda::check(cudaMalloc(&workspace_, workspace_bytes_), "cudaMalloc");
-  }
-  ~device_input() {
-    cudaFree(base_);
-    cudaFree(workspace_);
-  }
-  device_input(const device_input&) = delete;
-  device_input& operator=(const device_input&) = delete;
-
-  template <class A>
-  A sum(sum_method method, const cuda::launch_config& config) const {
-    return cuda::sum_to_host<A>(static_cast<const T*>(data_), n_, workspace_, workspace_bytes_, nullptr, method,
-                                config);
-  }
-
- private:
-  std::size_t n_;
-  void* base_ = nullptr;
-  T* data_ = nullptr;
-  void* workspace_ = nullptr;
-  std::size_t workspace_bytes_ = 0;
-};
+using device_input = test::device_sum_input<T>;
 
 // Sizes at and around every boundary: warp lanes, tiles (2^11..2^13 elements), chunks (up to 16 tiles), the finishing
 // block (512 roots), plus seeded random sizes.
@@ -97,8 +70,9 @@ void expect_equal_to_cpu_everywhere() {
       const A cpu = detred::sum<A>(x, method);
       for (std::size_t offset : {0, 1, 3}) {
         device_input<T> input(x, offset);
-        for (const auto& c : configs) {
-          const A gpu = input.template sum<A>(method, c);
+        for (cuda::sum_options c : configs) {
+          c.method = method;
+          const A gpu = input.template sum<A>(c);
           ASSERT_EQ(bits_of(gpu), bits_of(cpu))
               << "n=" << n << " method=" << to_string(method) << " offset=" << offset << " block=" << c.block_threads
               << " grid=" << c.grid_blocks << " tiles=" << c.tiles_per_chunk;
@@ -121,7 +95,7 @@ TEST(CudaCanonicalSum, BitwiseEqualToCpuForEveryLaunchConfiguration) {
   expect_equal_to_cpu_everywhere<bfloat16, double>();
 }
 
-// Sets the process's launch tuning overrides (src/cuda/common/device_tuning.hpp) for the scope.
+// Sets the process's tuning overrides (include/detred/cuda/detail/tuning.hpp) for the scope.
 class scoped_tuning {
  public:
   explicit scoped_tuning(const char* spec) { EXPECT_TRUE(cuda::detail::set_tuning_overrides(spec)) << spec; }
@@ -130,9 +104,9 @@ class scoped_tuning {
   scoped_tuning& operator=(const scoped_tuning&) = delete;
 };
 
-// Sizes where the reading knobs change the work per warp: passes of 16 and 32 rows, one and several tiles per chunk
-// (the configurations below force 2, 4 and 16), the spread path (2^16, 2^20) and chunks with a tail. At most about
-// 2^20 elements, so that the test takes seconds (bench/h200_tune_run.sh runs it in 40).
+// Sizes where the tuning changes the work per warp: one and several tiles per chunk (the shapes below force 2, 4 and
+// 16), the spread path (2^16, 2^20) and chunks with a tail. At most about 2^20 elements, so that the test takes
+// seconds.
 std::vector<std::size_t> tuning_sizes() {
   std::vector<std::size_t> sizes{0, 1, 1000, 4097};
   for (std::size_t base :
@@ -145,16 +119,21 @@ std::vector<std::size_t> tuning_sizes() {
 template <class T, class A>
 int expect_cpu_bits_under_tuning(const char* spec) {
   const scoped_tuning tuning(spec);
-  std::vector<cuda::launch_config> configs{{}, {32, 0, 0}, {256, 0, 1}, {256, 0, 16}, {128, 0, 4}, {256, 7, 2}};
+  const auto shape = [](int block, int grid, int tiles) {
+    return cuda::sum_options{.block_threads = block, .grid_blocks = grid, .tiles_per_chunk = tiles};
+  };
+  const std::vector<cuda::sum_options> configs{
+      {}, shape(32, 0, 0), shape(256, 0, 1), shape(256, 0, 16), shape(128, 0, 4), shape(256, 7, 2)};
   int checked = 0;
   for (std::size_t n : tuning_sizes()) {
     const std::vector<T> x = wide_values<T>(n, n * 13 + 5);
     for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
       const A cpu = detred::sum<A>(x, method);
-      for (std::size_t offset : {0, 1}) {  // aligned: the tuned kernels; unaligned: the tuning is ignored
+      for (std::size_t offset : {0, 1}) {  // aligned: the tuned kernels; unaligned: pass_depth is ignored
         device_input<T> input(x, offset);
-        for (const auto& c : configs) {
-          const A gpu = input.template sum<A>(method, c);
+        for (cuda::sum_options c : configs) {
+          c.method = method;
+          const A gpu = input.template sum<A>(c);
           EXPECT_EQ(bits_of(gpu), bits_of(cpu))
               << "tuning=" << spec << " n=" << n << " method=" << to_string(method) << " offset=" << offset
               << " block=" << c.block_threads << " grid=" << c.grid_blocks << " tiles=" << c.tiles_per_chunk;
@@ -167,16 +146,13 @@ int expect_cpu_bits_under_tuning(const char* spec) {
   return checked;
 }
 
-// device_tuning.hpp: "Every value here changes speed only, never bits". Each candidate of bench/h200_tune_run.sh:
-// rows per pass (the other height for fp32 and fp64), L2 prefetch distances, chunk caps, grids, spread off, two-pass.
+// tuning.hpp: "Each value changes speed only, never bits". Both device classes' sum tunings on whatever device runs
+// the test (standard: 256 threads, one pass in flight; high: 128 threads, two passes), and each of the high class's
+// two values alone.
 TEST(CudaCanonicalSum, EveryTuningKeepsTheCpuBits) {
   DETRED_SKIP_WITHOUT_GPU();
-  for (const char* spec :
-       {"sum.rows=16", "sum.rows=32", "sum.prefetch=1", "sum.prefetch=64", "sum.rows=32,sum.prefetch=2",
-        "sum.rows=16,sum.prefetch=2", "sum.max_tiles=4,sum.grid_per_sm=2", "sum.spread=0", "sum.two_pass=1,sum.rows=32",
-        "sum.block_threads=128,sum.max_tiles=8", "sum.rows=8", "sum.depth=2", "sum.rows=8,sum.depth=2",
-        "sum.rows=32,sum.depth=2", "sum.early=0", "sum.early=0,sum.two_pass=1", "sum.depth=3", "sum.rows=8,sum.depth=3",
-        "sum.rows=16,sum.depth=3"}) {
+  for (const char* spec : {"sum.block_threads=256,sum.depth=1", "sum.block_threads=128,sum.depth=2",
+                           "sum.block_threads=128,sum.depth=1", "sum.block_threads=256,sum.depth=2"}) {
     EXPECT_GT((expect_cpu_bits_under_tuning<float, float>(spec)), 0) << spec;
     EXPECT_GT((expect_cpu_bits_under_tuning<double, double>(spec)), 0) << spec;
     EXPECT_GT((expect_cpu_bits_under_tuning<float, double>(spec)), 0) << spec;
@@ -202,7 +178,7 @@ TEST(CudaCanonicalSum, SpecialValuesFollowIeeeAsOnTheCpu) {
       for (std::size_t r = 0; r < repeat; ++r) x.insert(x.end(), values.begin(), values.end());
       for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
         const double cpu = detred::sum(x, method);
-        const double gpu = cuda::sum_host_data(std::span<const double>(x), method);
+        const double gpu = test::sum_host_data(std::span<const double>(x), {.method = method});
         EXPECT_EQ(bits_of(gpu), bits_of(cpu)) << "case of " << values.size() << " values x" << repeat;
       }
     }
@@ -212,14 +188,42 @@ TEST(CudaCanonicalSum, SpecialValuesFollowIeeeAsOnTheCpu) {
 TEST(CudaCanonicalSum, RejectsBadArguments) {
   DETRED_SKIP_WITHOUT_GPU();
   std::vector<float> x(10, 1.0f);
-  EXPECT_THROW(cuda::sum_host_data(std::span<const float>(x), sum_method::kahan), invalid_argument);
-  EXPECT_THROW(cuda::sum_host_data(std::span<const float>(x), sum_method::tree, {33, 0, 0}), invalid_argument);
-  EXPECT_THROW(cuda::sum_host_data(std::span<const float>(x), sum_method::tree, {0, 0, 3}), invalid_argument);
+  const std::span<const float> xs(x);
+  EXPECT_THROW(test::sum_host_data(xs, {.method = sum_method::kahan}), invalid_argument);
+  EXPECT_THROW(test::sum_host_data(xs, {.block_threads = 33}), invalid_argument);
+  EXPECT_THROW(test::sum_host_data(xs, {.tiles_per_chunk = 3}), invalid_argument);
+  EXPECT_THROW(test::sum_host_data(xs, {.grid_blocks = -1}), invalid_argument);
+  // The size query checks the options too, and writes nothing else.
+  std::size_t bytes = 7;
+  float* none = nullptr;
+  EXPECT_THROW(
+      cuda::sum(nullptr, bytes, static_cast<const float*>(none), none, 10, nullptr, {.method = sum_method::pairwise}),
+      invalid_argument);
   void* ws = nullptr;
   cuda::check(cudaMalloc(&ws, 64), "cudaMalloc");
   float* out = static_cast<float*>(ws);
-  EXPECT_THROW(cuda::sum(static_cast<const float*>(out), std::uint64_t{1} << 30, out, ws, 64), invalid_argument);
+  std::size_t small = 64;  // a query for 2^30 elements answers far more
+  EXPECT_THROW(cuda::sum(ws, small, static_cast<const float*>(out), out, std::uint64_t{1} << 30), invalid_argument);
+  std::size_t enough = 0;
+  cuda::sum(nullptr, enough, static_cast<const float*>(out), out, 0);
+  EXPECT_GT(enough, 0u);
+  EXPECT_THROW(cuda::sum(ws, enough, static_cast<const float*>(nullptr), out, 1), invalid_argument);
+  EXPECT_THROW(cuda::sum(ws, enough, static_cast<const float*>(out), static_cast<float*>(nullptr), 0),
+               invalid_argument);
   cudaFree(ws);
+}
+
+// The size query: a function of n and the method only (docs/API.md), growing with n for the tree methods.
+TEST(CudaCanonicalSum, SizeQueryDependsOnNAndMethodOnly) {
+  const auto query = [](std::uint64_t n, cuda::sum_options o) {
+    std::size_t bytes = 0;
+    cuda::sum(nullptr, bytes, static_cast<const double*>(nullptr), static_cast<double*>(nullptr), n, nullptr, o);
+    return bytes;
+  };
+  EXPECT_EQ(query(1000, {}), query(1000, {.block_threads = 64, .grid_blocks = 3, .tiles_per_chunk = 1}));
+  EXPECT_LT(query(1000, {}), query(std::uint64_t{1} << 30, {}));
+  EXPECT_EQ(query(1000, {}), query(1000, {.method = sum_method::tree_neumaier}));
+  EXPECT_GT(query(1000, {.method = sum_method::exact}), 0u);
 }
 
 // Each accumulator's a-priori bound (docs/ACCURACY.md, as detred::verify::error_bound) against the exact sum, on
@@ -232,7 +236,7 @@ void expect_within_bound() {
       const verify::exact_sum s = verify::exact_sum_of(std::span<const T>(x));
       const verify::exact_sum S = verify::exact_sum_of_magnitudes(std::span<const T>(x));
       for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
-        const A gpu = cuda::sum_host_data<A>(std::span<const T>(x), method);
+        const A gpu = test::sum_host_data<A>(std::span<const T>(x), {.method = method});
         verify::exact_sum diff = s;
         diff.add(-gpu);  // exact: s - gpu
         const double error = std::abs(diff.rounded<double>());
@@ -263,7 +267,7 @@ TEST(CudaCanonicalSum, InputsBeyondTwoToTheThirtyOne) {
   }
   for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
     const float cpu = detred::sum(x, method);
-    const float gpu = cuda::sum_host_data(std::span<const bfloat16>(x), method, {}, 1);
+    const float gpu = test::sum_host_data(std::span<const bfloat16>(x), {.method = method}, 1);
     EXPECT_EQ(bits_of(gpu), bits_of(cpu)) << to_string(method);
   }
 }

@@ -39,19 +39,17 @@ TEST(CudaConcurrency, HostThreadsWithTheirOwnStreamsGetTheCpuBits) {
         float* d_in = nullptr;
         float* d_out = nullptr;
         void* workspace = nullptr;
-        const std::size_t workspace_bytes = cuda::sum_workspace_bytes(n);
+        const sum_method method = t % 2 ? sum_method::tree_neumaier : sum_method::tree;
+        const float expected = t % 2 ? expected_neumaier : expected_tree;
+        std::size_t workspace_bytes = 0;
+        cuda::sum(nullptr, workspace_bytes, static_cast<const float*>(d_in), d_out, n, stream, {.method = method});
         cuda::check(cudaMalloc(&d_in, n * sizeof(float)), "cudaMalloc");
         cuda::check(cudaMalloc(&d_out, sizeof(float)), "cudaMalloc");
         cuda::check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc");
         cuda::check(cudaMemcpyAsync(d_in, x.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream), "copy");
-        const sum_method method = t % 2 ? sum_method::tree_neumaier : sum_method::tree;
-        const float expected = t % 2 ? expected_neumaier : expected_tree;
         for (int round = 0; round < rounds; ++round) {
-          cuda::sum(static_cast<const float*>(d_in), n, d_out, workspace, workspace_bytes, stream, method);
-          float got = 0;
-          cuda::check(cudaMemcpyAsync(&got, d_out, sizeof(float), cudaMemcpyDeviceToHost, stream), "copy");
-          cuda::check(cudaStreamSynchronize(stream), "sync");
-          if (bits(got) != bits(expected)) ++mismatches;
+          cuda::sum(workspace, workspace_bytes, static_cast<const float*>(d_in), d_out, n, stream, {.method = method});
+          if (bits(cuda::to_host(static_cast<const float*>(d_out), stream)) != bits(expected)) ++mismatches;
         }
         cudaFree(d_in);
         cudaFree(d_out);

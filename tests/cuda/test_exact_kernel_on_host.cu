@@ -1,10 +1,10 @@
-// The GPU exact sum's per-thread arithmetic (src/cuda/exact/exact_sum_kernels.cuh, exact_bins_thread.cuh) run on the
-// CPU, without a GPU: exact_thread_share, the same function the kernel calls, for every thread of every block of the
-// launch's partition, under both algorithms (register_window, exponent_bins) and several tunings, the threads' limbs
-// added as the kernel adds them; the state (normalised limbs and flags) and its rounding must equal the CPU exact
-// accumulator's bit for bit. Also the window's headroom (a deposit before the register accumulator could overflow),
-// the bins' flush period (a flush before a bin could round), the bins' index and units, the binary16 widening over
-// all 65536 bit patterns, and for binary64's adjacent windows their edges, headroom and lean slow path. Label `cpu`:
+// The GPU exact sum's per-thread arithmetic (src/cuda/exact/exact_sum_kernels.cuh, exact_bins_thread.cuh,
+// exact_extract_thread.cuh) run on the CPU, without a GPU: exact_thread_share, the same function the kernel calls, for
+// every thread of every block of the launch's partition, with each input type's algorithm (exponent_bins for the
+// binary32 family, extract_levels for binary64), the threads' limbs added as the kernel adds them; the state
+// (normalised limbs and flags) and its rounding must equal the CPU exact accumulator's bit for bit. Also the bins'
+// flush period (a flush before a bin could round), the bins' index and units, the binary16 widening over all 65536 bit
+// patterns, and for binary64 the window's edges, the extraction, the headroom and the lean slow path. Label `cpu`:
 // built with the CUDA targets, needs no device.
 #include <gtest/gtest.h>
 
@@ -87,39 +87,22 @@ void expect_emulated_exact_tuned(const std::vector<T>& x, const exact_state<T>& 
       ASSERT_TRUE(same_state(got, expected))
           << what << " (state) " << float_traits<T>::name << " n=" << x.size() << " offset=" << offset
           << " blocks=" << wanted << " algorithm=" << int(Tune::algorithm) << " unroll=" << Tune::unroll
-          << " columns=" << Tune::columns << " windows=" << Tune::windows << " threads=" << Tune::block_threads;
+          << " threads=" << Tune::block_threads;
       ASSERT_EQ(raw(got.template rounded<A>()), raw(expected.template rounded<A>()))
           << what << " " << float_traits<A>::name << "<-" << float_traits<T>::name << " n=" << x.size()
-          << " offset=" << offset << " blocks=" << wanted << " unroll=" << Tune::unroll << " columns=" << Tune::columns
-          << " windows=" << Tune::windows << " threads=" << Tune::block_threads;
+          << " offset=" << offset << " blocks=" << wanted << " unroll=" << Tune::unroll
+          << " threads=" << Tune::block_threads;
     }
 }
 
-// The tunings the host emulation runs: the default, the register window's former defaults and others, for binary64
-// the adjacent windows (1 to 4 windows, 64 to 256 threads a block, unrolls 1 to 16) and the adaptive windows (sticky
-// and 1/16; on the host each thread's vote is its own predicate), and for the binary32 family the
-// exponent bins at other unrolls (bench_cuda_exact --variants times them).
+// The launches the host emulation runs: each type's default (the kernel's).
 template <class T>
-using host_tunings = std::conditional_t<
-    std::same_as<T, double>,
-    std::tuple<exact_default_tuning<T>, exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 8, 2, false>,
-               exact_tuning_of<T, 4, 3, true>, exact_windows_tuning<T, 8, 1, 256>, exact_windows_tuning<T, 8, 2, 128>,
-               exact_windows_tuning<T, 1, 3, 64>, exact_windows_tuning<T, 16, 4, 128>,
-               exact_adaptive_windows_tuning<T, 8, 256, 31>, exact_adaptive_windows_tuning<T, 4, 64, 4>,
-               exact_adaptive_windows_tuning<T, 4, 64, 4, 2>, exact_adaptive_windows_tuning<T, 8, 128, 31, 16>,
-               exact_outlined_tuning<exact_adaptive_windows_tuning<T, 2, 64, 4, 3>>,
-               exact_adaptive_windows_tuning<T, 1, 32, 4, -1>,
-               exact_outlined_tuning<exact_windows_tuning<T, 8, 1, 256>>, exact_extract_tuning<T, 8, 3>,
-               exact_extract_tuning<T, 8, 2>, exact_extract_tuning<T, 2, 3, -1, false>,
-               exact_extract_tuning<T, 4, 3, 2>, exact_extract_tuning<T, 1, 2, 0>>,
-    std::tuple<exact_default_tuning<T>, exact_bins_tuning<T, 1>, exact_bins_tuning<T, 8>, exact_window_tuning<T>,
-               exact_tuning_of<T, 1, 1, false>, exact_tuning_of<T, 4, 3, true>>>;
+using host_tunings = std::tuple<exact_default_tuning<T>>;
 
 template <class A, class T>
 void expect_emulated_exact(const std::vector<T>& x, const char* what) {
   exact_state<T> s;
   s.add(x.data(), x.size());
-  // The tuning must not change a bit.
   std::apply([&]<class... Tune>(Tune...) { (expect_emulated_exact_tuned<A, T, Tune>(x, s, what), ...); },
              host_tunings<T>{});
 }
@@ -135,34 +118,6 @@ TEST(CudaExactKernelOnHost, DataSetsWindowBoundariesAndZeros) {
     }
     for (const auto& [name, x] : exact_edge_cases<T>()) expect_emulated_exact<A, T>(x, name.c_str());
   });
-}
-
-// One thread adds more than `headroom` of the largest terms its window takes, all of one sign: the register
-// accumulator must be deposited in time (without the deposit it would pass 2^63 or 2^127).
-template <class T>
-void expect_headroom_kept(T largest, std::uint64_t count) {
-  using S = exact_state<T>;
-  std::vector<long long> limbs(std::size_t(S::limb_count) * exact_block_threads * 4);  // exact_window_tuning's
-  exact_thread<T, exact_window_tuning<T>> th{limbs.data()};
-  S expected;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    th.reserve(1);
-    th.add(exact_scalar_bits<T>(largest), 0);
-    expected.add(largest);
-  }
-  th.deposit();
-  S got;
-  for (int k = 0; k < S::limb_count; ++k) got.set_raw(k, limbs[std::size_t(k) * exact_block_threads]);
-  got.set_count(count, th.flags, 1u << 29);
-  EXPECT_EQ(raw(got.template rounded<double>()), raw(expected.template rounded<double>()));
-}
-
-TEST(CudaExactKernelOnHost, WindowHeadroomIsKept) {
-  expect_headroom_kept(detred::bit_cast<double>(0x3fefffffffffffffull),
-                       3 * std::uint64_t{exact_window_traits<double>::headroom} + 5);
-  expect_headroom_kept(detred::bit_cast<float>(0xbf7fffffu),
-                       5 * std::uint64_t{exact_window_traits<float>::headroom} + 5);
-  expect_headroom_kept(half::from_bits(0x7bff), 5 * std::uint64_t{exact_window_traits<float>::headroom} + 5);
 }
 
 // Hand-made inputs for the exponent bins (docs/EXACT.md "The exponent_bins algorithm"), in T's own bit patterns:
@@ -296,7 +251,7 @@ TEST(CudaExactKernelOnHost, BinsIndexAndUnits) {
 
 // The lean binary64 slow path (exact_binary64_slow) against exact_accumulator<double>::add, term by term: every
 // exponent field (subnormals, the largest binade, NaN and infinities) with the smallest, an odd, the largest and a
-// random fraction, both signs, and +-0.0: the same limbs and the same flags (docs/EXACT.md "Adjacent windows").
+// random fraction, both signs, and +-0.0: the same limbs and the same flags (docs/EXACT.md "Extracted levels").
 TEST(CudaExactKernelOnHost, Binary64SlowPathEqualsAdd) {
   using S = exact_accumulator<double>;
   constexpr int rows = exact_binary64_geometry::limb_rows;
@@ -321,11 +276,11 @@ TEST(CudaExactKernelOnHost, Binary64SlowPathEqualsAdd) {
       }
 }
 
-// Terms at the adjacent windows' edges (docs/EXACT.md "Adjacent windows for binary64") for threads whose top field
-// settles at `top`: fields top - 64w - j for w = 0 .. 4 and j = 0, 1, 62, 63 (every window's top and bottom field
-// for 1 to 4 windows, and the fields just below the lowest one), field 0 (subnormals, +-0.0), and in the second half
-// fields above top (moves by 1, 63, 64, 65 and 300 binades, at most 2046). With a small top (below 64K) the windows
-// stop at field 1 and the lowest fields are subnormal. Random signs and fractions.
+// Terms around binary64 window edges for threads whose top field settles at `top`: fields top - 64w - j for w = 0 .. 4
+// and j = 0, 1, 62, 63 (the 103-field window's inside, its bottom (top - 102) between w = 1 and 2, and fields far
+// below it), field 0 (subnormals, +-0.0), and in the second half fields above top (moves by 1, 63, 64, 65 and 300
+// binades, at most 2046). With a small top the window stops at field 1 and the lowest fields are subnormal. Random
+// signs and fractions.
 std::vector<double> windows_boundary_data(std::size_t n, std::uint64_t seed, int top) {
   std::mt19937_64 rng(seed);
   std::vector<double> x(n);
@@ -349,8 +304,8 @@ std::vector<double> windows_boundary_data(std::size_t n, std::uint64_t seed, int
   return x;
 }
 
-// Huge and tiny terms mixed: the largest and smallest binades, each window width's edges above field 0, and the
-// fields just below the top windows of a top at 2046, random signs and fractions (full-range data's extremes).
+// Huge and tiny terms mixed: the largest and smallest binades, fields at multiples of 64 above field 0, and the fields
+// just below a window whose top is 2046, random signs and fractions (full-range data's extremes).
 std::vector<double> huge_tiny_data(std::size_t n, std::uint64_t seed) {
   constexpr int fields[] = {0, 0, 1, 2, 63, 64, 65, 127, 128, 255, 256, 257, 1023, 1982, 1983, 1918, 1919, 2045, 2046};
   std::mt19937_64 rng(seed);
@@ -363,7 +318,7 @@ std::vector<double> huge_tiny_data(std::size_t n, std::uint64_t seed) {
   return x;
 }
 
-TEST(CudaExactKernelOnHost, AdjacentWindowsBoundaries) {
+TEST(CudaExactKernelOnHost, Binary64WindowBoundaries) {
   for (int top : {1033, 2046, 300, 100, 64})
     for (std::size_t n :
          {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{17}, std::size_t{1000}, std::size_t{40000}}) {
@@ -374,54 +329,13 @@ TEST(CudaExactKernelOnHost, AdjacentWindowsBoundaries) {
     expect_emulated_exact<double, double>(huge_tiny_data(n, n), "huge and tiny");
 }
 
-// One thread: a term at field F (moves the windows: top = F), then 3 * headroom + 5 terms of one sign at field
-// F - 64w with the largest fraction, the largest value window w takes (significand 2^53 - 1 shifted by 63). The
-// accumulators must be deposited in time: with the headroom doubled acc[w] would pass 2^127 and wrap. Also checks
-// that the terms went to window w (acc[w] != 0 before the first deposit).
-template <class Tune>
-void expect_windows_headroom_kept() {
-  using Th = exact_windows_thread<Tune::windows, Tune::block_threads>;
-  constexpr int B = Tune::block_threads;
-  constexpr int F = 1500;
-  for (int w = 0; w < Tune::windows; ++w)
-    for (std::uint64_t sg : {std::uint64_t{0}, std::uint64_t{1} << 63}) {
-      std::vector<long long> limbs(std::size_t(Th::limb_rows) * B);
-      Th th{limbs.data()};
-      exact_accumulator<double> expected;
-      auto add = [&](std::uint64_t b) {
-        th.reserve(1);
-        th.add(b);
-        expected.add(detred::bit_cast<double>(b));
-      };
-      add(sg | (std::uint64_t(F) << 52));
-      ASSERT_EQ(th.top, F);
-      const std::uint64_t big = sg | (std::uint64_t(F - 64 * w) << 52) | exact_binary64_geometry::fraction_mask;
-      const std::uint64_t count = 3 * std::uint64_t{Th::headroom} + 5;
-      for (std::uint64_t i = 0; i < count; ++i) {
-        add(big);
-        if (i == 3) ASSERT_TRUE(th.acc[w] != 0) << "window " << w;
-      }
-      th.deposit();
-      exact_accumulator<double> got;
-      for (int k = 0; k < Th::limb_rows; ++k) got.set_raw(k, limbs[std::size_t(k) * B]);
-      got.set_count(count + 1, th.flags, 1u << 29);
-      ASSERT_TRUE(same_state(got, expected)) << "windows " << Tune::windows << " window " << w << " sign " << sg;
-    }
-}
-
-TEST(CudaExactKernelOnHost, AdjacentWindowsHeadroomIsKept) {
-  expect_windows_headroom_kept<exact_windows_tuning<double, 8, 1, 256>>();
-  expect_windows_headroom_kept<exact_windows_tuning<double, 8, 2, 128>>();
-  expect_windows_headroom_kept<exact_windows_tuning<double, 1, 3, 64>>();
-  expect_windows_headroom_kept<exact_windows_tuning<double, 16, 4, 128>>();
-}
-
-// One block of 64 threads, n around one and three headroom periods a thread (2^11 terms), so that a thread's steps
-// land before, at and after a deposit for headroom; data sets whose terms stay in the windows.
-TEST(CudaExactKernelOnHost, AdjacentWindowsLengthsAroundTheHeadroom) {
-  using Tune = exact_windows_tuning<double, 8, 2, 64>;
-  const std::size_t period = std::size_t{exact_windows_thread<2, 64>::headroom} * Tune::block_threads;
-  for (std::size_t n : {period - 1, period + 5, 3 * period + 16 * 64 + 3}) {
+// One block, n around one and three headroom periods a thread (2^11 terms), so that a thread's steps land before, at
+// and after a deposit for headroom; data sets whose terms stay in the window.
+TEST(CudaExactKernelOnHost, ExtractLevelsLengthsAroundTheHeadroom) {
+  using Tune = exact_default_tuning<double>;
+  using Th = exact_extract_thread<Tune::levels, Tune::block_threads, Tune::slow_run, Tune::step_test>;
+  const std::size_t period = std::size_t{Th::headroom} * Tune::block_threads;
+  for (std::size_t n : {period - 1, period + 5, 3 * period + 16 * Tune::block_threads + 3}) {
     std::vector<std::pair<std::string, std::vector<double>>> sets = {
         {"ill", exact_data<double>(exact_dataset::ill, n, n + 1)},
         {"normal", exact_data<double>(exact_dataset::normal, n, n + 2)},
@@ -436,230 +350,10 @@ TEST(CudaExactKernelOnHost, AdjacentWindowsLengthsAroundTheHeadroom) {
   }
 }
 
-// adaptive_windows' mode (docs/EXACT.md "Adaptive windows"): one thread driven as exact_thread_terms drives it (reserve
-// for a step of unroll 8, then each vector in the mode the step was dispatched on); after every step the thread's
-// limbs plus its windows (deposited in a copy) must hold exactly the terms added so far.
-template <int Shift, int SlowRun = 0>
-struct adaptive_thread {
-  using Th = exact_windows_thread<2, 1, Shift, SlowRun>;
-  using bits = unsigned long long;
-  std::vector<long long> limbs = std::vector<long long>(Th::limb_rows);
-  Th th{limbs.data()};
-  exact_accumulator<double> expected;
-  std::uint64_t count = 0;
-
-  static bits term(int field, std::uint64_t fraction, bool negative = false) {
-    return (bits(negative) << 63) | (bits(field) << 52) | (fraction & exact_binary64_geometry::fraction_mask);
-  }
-  // One step: at most 8 vectors of two terms.
-  void step(const std::vector<std::pair<bits, bits>>& vectors) {
-    ASSERT_LE(vectors.size(), 8u);
-    th.reserve(16);
-    for (const auto& [a, b] : vectors) {
-      const bits e[2] = {a, b};
-      if (th.all_slow)
-        th.add_vector(e, 0, exact_all_slow_step{});
-      else if (th.wide)
-        th.add_vector(e, 0, std::true_type{});
-      else
-        th.add_vector(e, 0, std::false_type{});
-      expected.add(detred::bit_cast<double>(a));
-      expected.add(detred::bit_cast<double>(b));
-      count += 2;
-    }
-  }
-  void steps(int n, const std::vector<std::pair<bits, bits>>& vectors) {
-    for (int i = 0; i < n; ++i) step(vectors);
-  }
-  // The thread's value so far equals the terms' (a copy deposits, the thread goes on untouched).
-  bool exact_so_far() const {
-    std::vector<long long> copy = limbs;
-    Th t = th;
-    t.limbs = copy.data();
-    t.deposit();
-    exact_accumulator<double> got;
-    for (int k = 0; k < Th::limb_rows; ++k) got.set_raw(k, copy[std::size_t(k)]);
-    got.set_count(count, t.flags, 1u << 29);
-    return same_state(got, expected);
-  }
-};
-
-// Both rules (sticky: 31; 1/16: 4): a share that never switches, a switch mid-share, at a headroom boundary and right
-// after a window move; for 1/16 also the way back to narrow with window 1 still holding terms, then a move (window 1
-// must be deposited at its own base) and the way to wide again; the sticky rule stays wide through the same steps.
-template <int Shift>
-void expect_adaptive_modes() {
-  using A = adaptive_thread<Shift>;
-  constexpr int top = 1500;
-  std::mt19937_64 rng(Shift);
-  auto w0 = [&] { return A::term(top - int(rng() % 64), rng(), rng() & 1); };        // window 0
-  auto w1 = [&] { return A::term(top - 64 - int(rng() % 64), rng(), rng() & 1); };   // window 1
-  auto below = [&] { return A::term(int(rng() % (top - 128)), rng(), rng() & 1); };  // below both windows
-  const std::string rule = "shift " + std::to_string(Shift);
-  {  // Never switches: window 0 and terms below both windows, but nothing window 1 alone would take.
-    A a;
-    a.step({{A::term(top, 1), w0()}});
-    for (int i = 0; i < 300; ++i) {
-      a.step({{w0(), w0()}, {w0(), below()}, {below(), below()}, {w0(), w0()}});
-      ASSERT_FALSE(a.th.wide) << rule << " step " << i;
-      ASSERT_TRUE(a.th.acc[1] == 0) << rule;
-    }
-    ASSERT_TRUE(a.exact_so_far()) << rule << " never switches";
-  }
-  {  // Mid-share: narrow for 5 steps, a vector into window 1 (slow, counted), wide from the next step on.
-    A a;
-    a.step({{A::term(top, 1), w0()}});
-    a.steps(5, {{w0(), w0()}, {w0(), w0()}});
-    ASSERT_FALSE(a.th.wide);
-    a.step({{w0(), w1()}, {w0(), w0()}});
-    ASSERT_FALSE(a.th.wide) << rule << ": the mode changes at the next step";
-    ASSERT_TRUE(a.th.acc[1] == 0) << rule << ": the narrow step took window 1's term by the slow path";
-    ASSERT_TRUE(a.exact_so_far()) << rule;
-    a.step({{w1(), w1()}});
-    ASSERT_TRUE(a.th.wide) << rule;
-    ASSERT_TRUE(a.th.acc[1] != 0) << rule << ": the wide step took window 1 by the fast path";
-    a.steps(50, {{w0(), w1()}, {w1(), below()}, {w0(), w0()}});
-    ASSERT_TRUE(a.exact_so_far()) << rule << " mid-share";
-  }
-  {  // At a headroom boundary: the vector into window 1 in the last step before the deposit; the next reserve deposits
-     // and switches.
-    A a;
-    a.step({{A::term(top, 1), w0()}});
-    const int before = int(A::Th::headroom / 16) - 2;  // the first step reserved 16 too: room 16 after these
-    a.steps(before, {{w0(), w0()},
-                     {w0(), w0()},
-                     {w0(), w0()},
-                     {w0(), w0()},
-                     {w0(), w0()},
-                     {w0(), w0()},
-                     {w0(), w0()},
-                     {w0(), w0()}});
-    ASSERT_EQ(a.th.room, 16u);
-    a.step({{w0(), w0()},
-            {w1(), w0()},
-            {w0(), w0()},
-            {w0(), w0()},
-            {w0(), w0()},
-            {w0(), w0()},
-            {w0(), w0()},
-            {w0(), w0()}});
-    ASSERT_EQ(a.th.room, 0u);
-    ASSERT_FALSE(a.th.wide);
-    ASSERT_TRUE(a.th.acc[0] != 0);
-    a.step({{w1(), w1()}});  // reserve: deposit, then the vote
-    ASSERT_TRUE(a.th.wide) << rule;
-    ASSERT_EQ(a.th.room, A::Th::headroom - 16);
-    ASSERT_TRUE(a.th.acc[0] == 0 && a.th.acc[1] != 0) << rule;
-    a.steps(200, {{w1(), w0()}, {w1(), w1()}, {w0(), w0()}, {w0(), w1()}});
-    ASSERT_TRUE(a.exact_so_far()) << rule << " at a headroom boundary";
-  }
-  {  // Right after a move: narrow at top, a vector whose larger term moves the windows up 70 fields and whose other
-     // term lands in the new window 1; wide from the next step, its terms at the new windows' bases.
-    A a;
-    a.step({{A::term(top, 1), w0()}, {w0(), w0()}});
-    const int up = top + 70;
-    a.step({{A::term(up, rng()), A::term(up - 100, rng(), true)}});
-    ASSERT_EQ(a.th.top, up);
-    ASSERT_FALSE(a.th.wide);
-    ASSERT_TRUE(a.exact_so_far()) << rule;
-    a.step({{A::term(up - 100, rng()), A::term(up - 5, rng(), true)}, {A::term(up - 127, 1), A::term(up - 64, 0)}});
-    ASSERT_TRUE(a.th.wide) << rule;
-    ASSERT_TRUE(a.th.acc[1] != 0);
-    a.steps(20, {{A::term(up - 64 - int(rng() % 64), rng()), A::term(up - int(rng() % 64), rng(), true)}});
-    ASSERT_TRUE(a.exact_so_far()) << rule << " right after a move";
-  }
-  {  // Back to narrow (1/16) with window 1 holding terms, a move, and wide again; sticky stays wide.
-    A a;
-    a.step({{A::term(top, 1), w0()}});
-    a.step({{w1(), w0()}});  // narrow: slow, rescued 1
-    a.step({{w1(), w1()}, {w1(), w0()}});
-    ASSERT_TRUE(a.th.wide);
-    ASSERT_EQ(a.th.rescued, 1u) << "the wide mode does not count";
-    a.steps(16, {{below(), w0()}, {w0(), below()}, {below(), below()}, {w0(), w0()}});  // 48 slow vectors
-    ASSERT_EQ(a.th.slow, 48u);
-    a.step({{w0(), w0()}});
-    ASSERT_EQ(a.th.wide, Shift >= 31) << rule << ": rescued 1 > 48 >> shift";
-    ASSERT_TRUE(a.th.acc[1] != 0) << "window 1 still holds the wide steps' terms";
-    const int up = top + 3;
-    a.step({{A::term(up, rng()), A::term(top - 40, rng())}});  // a move by 3 fields, in the narrow mode for 1/16
-    ASSERT_EQ(a.th.top, up);
-    ASSERT_TRUE(a.th.acc[1] == 0) << "the move deposited window 1";
-    ASSERT_TRUE(a.exact_so_far()) << rule << " a move after the way back";
-    auto v1 = [&] { return A::term(up - 64 - int(rng() % 64), rng(), rng() & 1); };
-    auto v0 = [&] { return A::term(up - int(rng() % 64), rng(), rng() & 1); };
-    a.steps(4, {{v1(), v0()}, {v1(), v1()}});  // narrow: slow, rescued 3, then 5 > 48 >> 4 at the next step
-    ASSERT_TRUE(a.th.wide) << rule;
-    ASSERT_TRUE(a.th.acc[1] != 0) << rule;
-    a.steps(30, {{v1(), v0()}, {below(), v0()}, {v1(), below()}});
-    ASSERT_TRUE(a.exact_so_far()) << rule << " wide again";
-  }
-}
-
-TEST(CudaExactKernelOnHost, AdaptiveWindowsModes) {
-  expect_adaptive_modes<31>();
-  expect_adaptive_modes<4>();
-}
-
-// The all_slow mode (docs/EXACT.md "The all_slow mode"), one thread with SlowRun = 3: a step with at least 3/4 of its
-// terms slow starts it, the next 3 steps take every term by the slow path (terms in window 0, above the windows:
-// no move, the windows untouched), then one step in the windows mode votes again; a step with fewer slow terms does
-// not start it. Around the limb rows' normalisation period too (2^10 slow terms: the rows must be normalised in time,
-// else the 2^52 digits of the largest terms pile up past 2^63). The thread's value is checked after each phase.
-TEST(CudaExactKernelOnHost, AdaptiveWindowsAllSlowMode) {
-  using A = adaptive_thread<4, 3>;
-  constexpr int top = 1500;
-  std::mt19937_64 rng(3);
-  auto w0 = [&] { return A::term(top - int(rng() % 64), rng(), rng() & 1); };
-  auto below = [&] { return A::term(int(rng() % (top - 128)), rng(), rng() & 1); };
-  A a;
-  a.step({{A::term(top, 1), w0()}});
-  // 5 of 8 vectors slow: below 3/4, stays in the windows.
-  a.step({{below(), w0()},
-          {w0(), below()},
-          {below(), below()},
-          {below(), w0()},
-          {below(), w0()},
-          {w0(), w0()},
-          {w0(), w0()},
-          {w0(), w0()}});
-  a.step({{w0(), w0()}});
-  ASSERT_FALSE(a.th.all_slow);
-  ASSERT_TRUE(a.exact_so_far());
-  // 6 of 8 slow: the next step is all_slow.
-  a.step({{below(), w0()},
-          {w0(), below()},
-          {below(), below()},
-          {below(), w0()},
-          {below(), w0()},
-          {below(), w0()},
-          {w0(), w0()},
-          {w0(), w0()}});
-  const auto acc0 = a.th.acc[0];
-  a.step({{w0(), w0()}, {A::term(top + 40, rng()), below()}});
-  ASSERT_TRUE(a.th.all_slow);
-  ASSERT_EQ(a.th.top, top) << "no move in the all_slow mode";
-  ASSERT_TRUE(a.th.acc[0] == acc0) << "the windows untouched in the all_slow mode";
-  a.steps(2, {{w0(), w0()}});
-  ASSERT_TRUE(a.th.all_slow);
-  ASSERT_TRUE(a.exact_so_far());
-  a.step({{w0(), w0()}});
-  ASSERT_FALSE(a.th.all_slow) << "after 3 all_slow steps, a windows step";
-  ASSERT_TRUE(a.th.acc[0] != acc0);
-  ASSERT_TRUE(a.exact_so_far());
-  // The largest terms of one sign, all slow, over three normalisation periods (the windows sit at top 2046, the
-  // terms at field 1906, below both windows: position 1919 = 59 * 32 + 31, so each adds 2^52 - 1 to row 60).
-  A b;
-  b.step({{A::term(2046, 1), A::term(2046, 1)}});
-  const auto big = A::term(1906, exact_binary64_geometry::fraction_mask);
-  for (int i = 0; i < 3 * 1024 / 16 + 7; ++i)
-    b.step({{big, big}, {big, big}, {big, big}, {big, big}, {big, big}, {big, big}, {big, big}, {big, big}});
-  ASSERT_TRUE(b.exact_so_far()) << "normalisation period";
-}
-
 // The threads' rows are normalised before the block adds them: 70,400 terms, in vectors of two that are either
-// (2^1023, -2^1023) (a quarter of them, at random: they move every thread's windows to field 2046 and cancel) or two of
-// the largest terms at field 1906 (below both windows: each adds 2^52 - 1 to row 60), all positive. Over a block of
-// 64 or 256 threads those rows would sum past 2^63 if the threads left them unnormalised.
+// (2^1023, -2^1023) (a quarter of them, at random: they move every thread's window to field 2046 and cancel) or two of
+// the largest terms at field 1906 (below the window: each adds 2^52 - 1 to row 60), all positive. Over a block of
+// 256 threads those rows would sum past 2^63 if the threads left them unnormalised.
 TEST(CudaExactKernelOnHost, SlowPathRowsAreNormalisedBeforeTheBlockSum) {
   const double big = detred::bit_cast<double>((std::uint64_t{1906} << 52) | exact_binary64_geometry::fraction_mask);
   const double top = detred::bit_cast<double>(std::uint64_t{2046} << 52);

@@ -15,6 +15,7 @@
 #include "detred/cuda/sum.hpp"
 #include "detred/reduce.hpp"
 #include "detred/verify/exact_sum.hpp"
+#include "tests/support/device_sum.hpp"
 #include "tests/support/exact_inputs.hpp"
 #include "tests/support/type_pairs.hpp"
 
@@ -26,15 +27,6 @@ using namespace detred::test;
   if (cuda::device_count() == 0)  \
   GTEST_SKIP() << "no CUDA device: detred's GPU tests need one (ctest -L gpu on the GPU machine)"
 
-// cudaMalloc'd bytes, freed on scope exit.
-struct device_bytes {
-  void* ptr = nullptr;
-  explicit device_bytes(std::size_t n) { cuda::check(cudaMalloc(&ptr, n), "cudaMalloc"); }
-  ~device_bytes() { cudaFree(ptr); }
-  device_bytes(const device_bytes&) = delete;
-  device_bytes& operator=(const device_bytes&) = delete;
-};
-
 bool quick() { return std::getenv("DETRED_GPU_TEST_QUICK") != nullptr; }
 
 template <floating_input T>
@@ -42,15 +34,18 @@ std::uint64_t raw(T x) {
   return std::uint64_t(bits_of(x));
 }
 
-// GPU (offsets 0, 1, 3 and two launch configurations) == CPU exact == the reference, as bits.
+// GPU (offsets 0, 1, 3 and two launch shapes, which the exact sum ignores) == CPU exact == the reference, as bits.
 template <class A, class T>
 void expect_gpu_exact(const std::vector<T>& x, const std::string& what) {
   const A reference = verify::exact_sum_of<T>(x).template rounded<A>();
   const A cpu = sum<A>(x.data(), x.size(), sum_method::exact);
   ASSERT_EQ(raw(cpu), raw(reference)) << what << " (CPU)";
   for (std::size_t offset : {0u, 1u, 3u}) {
-    for (const cuda::launch_config& config : {cuda::launch_config{}, cuda::launch_config{32, 3, 1}}) {
-      const A gpu = cuda::sum_host_data<A, T>(std::span<const T>(x), sum_method::exact, config, offset);
+    for (const cuda::sum_options& options :
+         {cuda::sum_options{.method = sum_method::exact},
+          cuda::sum_options{
+              .method = sum_method::exact, .block_threads = 32, .grid_blocks = 3, .tiles_per_chunk = 1}}) {
+      const A gpu = test::sum_host_data<A, T>(std::span<const T>(x), options, offset);
       ASSERT_EQ(raw(gpu), raw(cpu)) << what << " " << float_traits<A>::name << "<-" << float_traits<T>::name
                                     << " n=" << x.size() << " offset=" << offset;
     }
@@ -105,22 +100,18 @@ TEST(CudaExactSum, MoreThanTwoToThe31Terms) {
   // 2^31 + 1000 halves, each 0x3c3c = 1084/1024: the exact sum n * 1084/1024 is a double, rounded once to float.
   const std::uint64_t n = (std::uint64_t{1} << 31) + 1000;
   device_bytes x(n * sizeof(half));
-  cuda::check(cudaMemset(x.ptr, 0x3c, n * sizeof(half)), "cudaMemset");
-  const std::size_t bytes = cuda::sum_workspace_bytes(n);
-  device_bytes workspace(bytes);
+  cuda::check(cudaMemset(x.get(), 0x3c, n * sizeof(half)), "cudaMemset");
+  const half* d_x = reinterpret_cast<const half*>(x.get());
   const double exact = double(n) * 1084.0 / 1024.0;
-  EXPECT_EQ(
-      cuda::sum_to_host<double>(static_cast<const half*>(x.ptr), n, workspace.ptr, bytes, nullptr, sum_method::exact),
-      exact);
-  EXPECT_EQ(
-      cuda::sum_to_host<float>(static_cast<const half*>(x.ptr), n, workspace.ptr, bytes, nullptr, sum_method::exact),
-      static_cast<float>(exact));
+  EXPECT_EQ(test::sum_to_host<double>(d_x, n, {.method = sum_method::exact}), exact);
+  EXPECT_EQ(test::sum_to_host<float>(d_x, n, {.method = sum_method::exact}), static_cast<float>(exact));
 }
 
 TEST(CudaExactSum, EmptyInputIsNegativeZero) {
   DETRED_SKIP_WITHOUT_GPU();
   const std::vector<double> none;
-  EXPECT_EQ(raw(cuda::sum_host_data<double, double>(std::span<const double>(none), sum_method::exact)), raw(-0.0));
+  EXPECT_EQ(raw(test::sum_host_data<double, double>(std::span<const double>(none), {.method = sum_method::exact})),
+            raw(-0.0));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The CUDA backend for the property suites (see backend.hpp): detred::cuda::sum_host_data with a random launch
-// configuration and a random element offset of the device buffer (0..7: unaligned inputs take the scalar path).
+// The CUDA backend for the property suites (see backend.hpp): detred::cuda::sum (through test::sum_host_data) with a
+// random launch shape and a random element offset of the device buffer (0..7: unaligned inputs take the scalar path).
 // Only the canonical methods (tree, tree_neumaier) exist on the GPU.
 #pragma once
 
@@ -11,9 +11,9 @@
 #include <string>
 
 #include "detred/cuda/device.hpp"
-#include "detred/cuda/launch_config.hpp"
 #include "detred/cuda/sum.hpp"
 #include "detred/sum_method.hpp"
+#include "tests/support/device_sum.hpp"
 
 namespace detred::test {
 
@@ -26,7 +26,7 @@ struct cuda_backend {
   }
 
   struct config {
-    cuda::launch_config launch;
+    cuda::sum_options launch;  // method tree; the call sets the method under test
     std::size_t offset = 0;
   };
   // Each field 0 ("choose") or a forced value: block_threads a multiple of 32 up to 256, grid_blocks 1..300,
@@ -35,7 +35,8 @@ struct cuda_backend {
     namespace gen = rc::gen;
     return gen::apply(
         [](int block_threads, int grid_blocks, int tiles_per_chunk, std::size_t offset) {
-          return config{{block_threads, grid_blocks, tiles_per_chunk}, offset};
+          return config{
+              {.block_threads = block_threads, .grid_blocks = grid_blocks, .tiles_per_chunk = tiles_per_chunk}, offset};
         },
         gen::oneOf(gen::just(0), gen::map(gen::inRange(1, 9), [](int k) { return 32 * k; })),
         gen::oneOf(gen::just(0), gen::inRange(1, 301)), gen::element(0, 1, 2, 4, 8, 16),
@@ -44,12 +45,14 @@ struct cuda_backend {
 
   template <class A, class T>
   static A sum(std::span<const T> x, sum_method method, const config& c) {
-    return cuda::sum_host_data<A>(x, method, c.launch, c.offset);
+    cuda::sum_options options = c.launch;
+    options.method = method;
+    return test::sum_host_data<A>(x, options, c.offset);
   }
 };
 
 inline void showValue(const cuda_backend::config& c, std::ostream& os) {
-  os << "launch_config{.block_threads = " << c.launch.block_threads << ", .grid_blocks = " << c.launch.grid_blocks
+  os << "sum_options{.block_threads = " << c.launch.block_threads << ", .grid_blocks = " << c.launch.grid_blocks
      << ", .tiles_per_chunk = " << c.launch.tiles_per_chunk << "}, offset " << c.offset;
 }
 

@@ -48,7 +48,7 @@ TEST(CudaLargeInput, BeyondTwoToThe31ElementsSameBitsAsTheCpuAndWithinTheBound) 
   std::cout << "n = " << n << ", exact sum " << s.to_decimal(20) << "\n";
   for (sum_method method : {sum_method::tree, sum_method::tree_neumaier}) {
     for (std::size_t offset : {std::size_t{0}, std::size_t{3}}) {
-      const float gpu = cuda::sum_host_data<float>(std::span<const bfloat16>(x), method, {}, offset);
+      const float gpu = test::sum_host_data<float>(std::span<const bfloat16>(x), {.method = method}, offset);
       const float cpu = detred::sum<float>(x.data(), x.size(), method);
       std::cout << to_string(method) << ", offset " << offset << ": GPU " << std::hexfloat << gpu << ", CPU " << cpu
                 << std::defaultfloat << "\n";

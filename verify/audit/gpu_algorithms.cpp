@@ -7,7 +7,6 @@
 
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
-#include "detred/cuda/launch_config.hpp"
 #include "detred/cuda/sum.hpp"
 #include "detred/verify/error_bounds.hpp"
 
@@ -24,10 +23,10 @@ std::string gpu_description() {
 
 namespace {
 
-// A launch configuration and where the input starts (elements past a 256-byte boundary: 0 is the aligned,
-// vectorised path, others the unaligned one). None of these may change a bit of the result.
+// A launch shape (sum_options without the method) and where the input starts (elements past a 256-byte boundary: 0 is
+// the aligned, vectorised path, others the unaligned one). None of these may change a bit of the result.
 struct gpu_config {
-  detred::cuda::launch_config launch;
+  detred::cuda::sum_options launch;
   std::size_t offset = 0;
   std::string label() const {
     auto field = [](int v) { return v == 0 ? std::string("auto") : std::to_string(v); };
@@ -36,10 +35,14 @@ struct gpu_config {
   }
 };
 
+detred::cuda::sum_options shape(int block_threads, int grid_blocks, int tiles_per_chunk) {
+  return {.block_threads = block_threads, .grid_blocks = grid_blocks, .tiles_per_chunk = tiles_per_chunk};
+}
+
 const std::vector<gpu_config>& gpu_configs() {
   static const std::vector<gpu_config> configs = {
-      {{0, 0, 0}, 0},   {{128, 0, 1}, 0}, {{256, 1, 16}, 0},    {{64, 7, 2}, 0},
-      {{256, 0, 4}, 1}, {{32, 3, 8}, 0},  {{128, 1000, 16}, 0}, {{256, 0, 0}, 3},
+      {shape(0, 0, 0), 0},   {shape(128, 0, 1), 0}, {shape(256, 1, 16), 0},    {shape(64, 7, 2), 0},
+      {shape(256, 0, 4), 1}, {shape(32, 3, 8), 0},  {shape(128, 1000, 16), 0}, {shape(256, 0, 0), 3},
   };
   return configs;
 }
@@ -74,10 +77,10 @@ class gpu_session {
       input_bytes_ = needed;
       loaded_ = false;
     }
-    if (detred::cuda::sum_workspace_bytes(n) > workspace_bytes_) {
+    if (sum_workspace_size(n) > workspace_bytes_) {
       if (workspace_) detred::cuda::check(cudaFree(workspace_), "detred-audit: cudaFree");
       workspace_ = nullptr;
-      workspace_bytes_ = detred::cuda::sum_workspace_bytes(n);
+      workspace_bytes_ = sum_workspace_size(n);
       detred::cuda::check(cudaMalloc(&workspace_, workspace_bytes_), "detred-audit: cudaMalloc (workspace)");
     }
     if (!output_) detred::cuda::check(cudaMalloc(&output_, sizeof(double)), "detred-audit: cudaMalloc (result)");
@@ -100,7 +103,10 @@ class gpu_session {
     const T* d_in = static_cast<const T*>(load(data.data(), data.size(), sizeof(T), version, config.offset));
     A* d_out = static_cast<A*>(output_);
     detred::cuda::check(cudaEventRecord(start_, nullptr), "detred-audit: cudaEventRecord");
-    detred::cuda::sum<A>(d_in, data.size(), d_out, workspace_, workspace_bytes_, nullptr, method, config.launch);
+    detred::cuda::sum_options options = config.launch;
+    options.method = method;
+    std::size_t bytes = workspace_bytes_;
+    detred::cuda::sum<A>(workspace_, bytes, d_in, d_out, data.size(), nullptr, options);
     detred::cuda::check(cudaEventRecord(stop_, nullptr), "detred-audit: cudaEventRecord");
     detred::cuda::check(cudaEventSynchronize(stop_), "detred-audit: cudaEventSynchronize");
     float milliseconds = 0;
@@ -113,6 +119,18 @@ class gpu_session {
   std::uint64_t current_version = 0;  // the version the runner last announced through load()
 
  private:
+  // The most workspace any GPU method needs for n elements (the size query of each).
+  static std::size_t sum_workspace_size(std::size_t n) {
+    std::size_t most = 0;
+    for (sum_method m : {sum_method::tree, sum_method::tree_neumaier, sum_method::exact}) {
+      std::size_t bytes = 0;
+      detred::cuda::sum(nullptr, bytes, static_cast<const double*>(nullptr), static_cast<double*>(nullptr), n, nullptr,
+                        {.method = m});
+      most = std::max(most, bytes);
+    }
+    return most;
+  }
+
   void* input_ = nullptr;
   std::size_t input_bytes_ = 0;
   void* output_ = nullptr;

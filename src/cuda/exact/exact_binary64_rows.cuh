@@ -1,7 +1,7 @@
-// The binary64 exact threads' shared parts (docs/EXACT.md "Adjacent windows for binary64", "Limb bounds", "The
-// all_slow mode"): the bit geometry, the lean slow path straight from the bits into a thread's limb rows in shared
-// memory, the rows' normalisation, the warp votes, and the rows' bookkeeping (exact_binary64_rows) that the windows
-// (exact_windows_thread.cuh) and the extracted levels (exact_extract_thread.cuh) both build on.
+// The binary64 exact thread's limb-row parts (docs/EXACT.md "Extracted levels", "Limb bounds", "The all_slow mode"):
+// the bit geometry, the lean slow path straight from the bits into a thread's limb rows in shared memory, the rows'
+// normalisation, the warp votes, and the rows' bookkeeping (exact_binary64_rows) that the extracted levels
+// (exact_extract_thread.cuh) build on.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 namespace detred::cuda::detail {
 
-// The double layout's geometry as the windows and the lean slow path see binary64 bit patterns.
+// The double layout's geometry as the window and the lean slow path see binary64 bit patterns.
 struct exact_binary64_geometry {
   using S = exact_accumulator<double>;
   static constexpr int fraction_bits = 52;
@@ -32,8 +32,8 @@ struct exact_binary64_geometry {
 };
 
 // Whether `p` holds for some thread of the calling warp (device: a vote of the lanes active here), or for the thread
-// itself (host: the emulation runs threads one by one). adaptive_windows' mode vote: the vote only chooses which exact
-// path adds a term, so a vote over fewer lanes (divergent tail) or over one thread cannot change a bit.
+// itself (host: the emulation runs threads one by one). The vote only chooses which exact path adds a term, so a vote
+// over fewer lanes (divergent tail) or over one thread cannot change a bit.
 DETRED_HD DETRED_INLINE bool exact_warp_any(bool p) {
 #ifdef __CUDA_ARCH__
   return __any_sync(__activemask(), p);
@@ -101,11 +101,11 @@ __noinline__ DETRED_HD void exact_normalize_rows(long long* limbs) {
   limbs[(Rows - 1) * Stride] += carry;
 }
 
-// The tag of a step whose vectors all go by the slow path (adaptive_windows' third mode, `all_slow`).
+// The tag of a step whose vectors all go by the slow path (the all_slow mode).
 struct exact_all_slow_step {};
 
 // Whether `p` holds for every thread of the calling warp (device: a vote of the lanes active here), or for the thread
-// itself (host). adaptive_windows' slow-mode vote: like exact_warp_any, it chooses a path, never a bit.
+// itself (host). The all_slow mode's vote: like exact_warp_any, it chooses a path, never a bit.
 DETRED_HD DETRED_INLINE bool exact_warp_all(bool p) {
 #ifdef __CUDA_ARCH__
   return __all_sync(__activemask(), p);
@@ -114,8 +114,7 @@ DETRED_HD DETRED_INLINE bool exact_warp_all(bool p) {
 #endif
 }
 
-// The part of a binary64 thread that lives in its limb rows, shared by the adjacent / adaptive windows
-// (exact_windows_thread.cuh) and the extracted levels (exact_extract_thread.cuh): the rows (row k at
+// The part of a binary64 thread that lives in its limb rows (exact_extract_thread.cuh builds on it): the rows (row k at
 // limbs[k * BlockThreads]), the flags, the lean slow path, the normalisation period, and the all_slow mode's vote
 // (SlowRun: 0 never; -1 for good once voted, exact_thread_terms then leaves its main loop; k > 0 for k steps). None of
 // it can change a bit: every path adds the same exact value (docs/EXACT.md "Limb bounds", "The all_slow mode").

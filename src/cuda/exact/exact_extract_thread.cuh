@@ -1,5 +1,5 @@
-// Kernel 1's `extract_levels` algorithm for binary64 (docs/EXACT.md "Extracted levels"): the register window of
-// adjacent_windows, but each term is cut into integers by floating-point additions instead of integer shifts. The
+// Kernel 1's `extract_levels` algorithm for binary64 (docs/EXACT.md "Extracted levels"): a register window of exponent
+// fields below the largest the thread has met, whose terms are cut into integers by floating-point additions. The
 // window holds the span = 52 L - 53 exponent fields top - span + 1 .. top (L = Levels: 51 fields for L = 2, 103 for
 // L = 3); level j (0 = coarsest) has a grain g_j = 2^(lowest field's ulp exponent + 52 (L - 1 - j)) and a constant
 // c_j = 1.5 2^52 g_j. A term x of the window (normal, ulp(x) >= g_{L-1}, |x| <= 2^51 g_0) goes through
@@ -7,9 +7,9 @@
 // and then x = sum_j k_j g_j exactly, |k_j| <= 2^51: the 64-bit integers k_j are added to one 64-bit accumulator a
 // level (mod 2^64, exact while 2^11 terms a deposit keep |sum| <= 2^62). Four additions and four integer adds a term
 // for L = 2, seven and six for L = 3, against about 25 integer instructions for a 128-bit shift-and-add. Every other
-// term (outside the window, zero, subnormal, NaN, infinity) takes adjacent_windows' lean slow path into the thread's
-// limb rows in shared memory, and the all_slow mode serves data mostly outside the window (full range). Both paths
-// add the same exact value, so the choice never shows in a bit. The proof: docs/EXACT.md.
+// term (outside the window, zero, subnormal, NaN, infinity) takes the lean slow path (exact_binary64_rows.cuh) into the
+// thread's limb rows in shared memory, and the all_slow mode serves data mostly outside the window (full range). Both
+// paths add the same exact value, so the choice never shows in a bit. The proof: docs/EXACT.md.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +37,9 @@ DETRED_HD DETRED_INLINE double exact_sub_rn(double a, double b) {
 }
 
 // One thread's accumulation under `extract_levels` (binary64 only). Limb row k of the thread at
-// limbs[k * BlockThreads]. SlowRun: adaptive_windows' all_slow mode (0: never; -1: for good once voted; > 0: that many
-// steps). StepTest: one window test for a whole step's terms, then the extraction of all of them as straight-line code
-// (the per-vector path only for a step with a term outside the window). Speed only.
+// limbs[k * BlockThreads]. SlowRun: the all_slow mode (the GPU kernel's: -1, for good once voted; the host tests also
+// drive 0: never, and k > 0: k steps). StepTest: one window test for a whole step's terms, then the extraction of all
+// of them as straight-line code (the per-vector path only for a step with a term outside the window). Speed only.
 template <int Levels, int BlockThreads, int SlowRun = -1, bool StepTest = true>
 struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun> {
   using Rows = exact_binary64_rows<BlockThreads, SlowRun>;

@@ -1,16 +1,10 @@
 // The GPU exact sum (docs/EXACT.md "On the GPU"). Kernel 1: each block takes a contiguous range of at most 2^30
-// terms, read as 16-byte vectors. Each thread keeps a window accumulator in registers (a 64-bit integer for the
-// binary32 family, 128-bit for binary64) in units of 2^(lsb(top) - window), `top` the largest exponent field the
-// thread has seen: a term whose field lies in [top - window, top] is its integer significand shifted by
-// field - (top - window) bits, added with plain integer adds (the fast path). A term above `top` first deposits the
-// accumulator and moves the window up; a term below the window, a zero, a subnormal too small or a NaN or infinity
-// takes the slow path: its 32-bit digits go into the thread's own copy of the limbs in shared memory (no atomics: no
-// other thread touches them). At the end the accumulators are deposited, the threads' limbs added into one normalised
-// state per block and written to the workspace. Kernel 2 (one block): limb k of the total is the integer sum of limb k
-// over the blocks; one thread rounds it. Every step is an exact integer addition: the bits cannot depend on the grid,
-// the schedule or which path a term took. That is the register_window algorithm; the others (exponent bins for the
-// binary32 family, adjacent windows for binary64) keep the same kernel and change only the per-thread accumulation:
-// exact_block_algorithm below.
+// terms, read as 16-byte vectors, and each thread adds its terms exactly into integer limbs of its own in shared
+// memory, by the per-thread algorithm of its input type (exact_block_algorithm): exponent bins for the binary32 family
+// (binary16, bfloat16, binary32 widened exactly), extracted levels for binary64. At the end the threads' limbs are
+// added into one state per block, written to the workspace in split form. Kernel 2 (one block): limb k of the total is
+// the integer sum of limb k over the blocks; one thread rounds it. Every step is an exact integer addition: the bits
+// cannot depend on the grid, the schedule or which path a term took.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,344 +14,77 @@
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/detail/dependent_launch.cuh"
-#include "detred/cuda/detail/prefetch.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/errors.hpp"
 #include "src/cuda/common/workspace.hpp"
 #include "src/cuda/exact/exact_bins_thread.cuh"
 #include "src/cuda/exact/exact_extract_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
-#include "src/cuda/exact/exact_windows_thread.cuh"
 
 namespace detred::cuda::detail {
 
-// Threads a block of kernel 1 for every tuning but adjacent_windows, which chooses its own (Tune::block_threads).
+// Threads a block of kernel 1.
 inline constexpr int exact_block_threads = 256;
 
 template <class T>
 using exact_state = exact_accumulator_for<T>;
 
-// The fast path's format: binary64 terms as doubles, every other input widened exactly to binary32.
-template <class T>
-using exact_work = std::conditional_t<std::same_as<T, double>, double, float>;
-
-// Window parameters per working format F (docs/EXACT.md "On the GPU").
-template <class F>
-struct exact_window_traits;
-template <>
-struct exact_window_traits<double> {
-  using bits = unsigned long long;
-  using acc = __int128;
-  using uacc = unsigned __int128;
-  static constexpr int field_shift = 52;
-  static constexpr int field_all_ones = 0x7ff;
-  static constexpr bits fraction_mask = (bits{1} << 52) - 1;
-  static constexpr int lsb_offset = -1075;        // the last place of a term of field f >= 1 weighs 2^(f + lsb_offset)
-  static constexpr int window = 56;               // fields top - 56 .. top: shifted significands below 2^109
-  static constexpr unsigned headroom = 1u << 17;  // adds between deposits: |acc| < 2^17 * 2^109 = 2^126
-};
-template <>
-struct exact_window_traits<float> {
-  using bits = unsigned;
-  using acc = long long;
-  using uacc = unsigned long long;
-  static constexpr int field_shift = 23;
-  static constexpr int field_all_ones = 0xff;
-  static constexpr bits fraction_mask = (bits{1} << 23) - 1;
-  static constexpr int lsb_offset = -150;
-  static constexpr int window = 24;               // shifted significands below 2^48
-  static constexpr unsigned headroom = 1u << 14;  // |acc| < 2^14 * 2^48 = 2^62
-};
-
-// Kernel 1's per-thread algorithm. Both add every term exactly once, exactly, into integer limbs that are summed per
-// block, so neither the choice nor its tuning can change a bit (the order is irrelevant: exact integer additions); they
-// differ only in speed. docs/EXACT.md "On the GPU" has both proofs.
+// Kernel 1's per-thread algorithm, one per input type. Each adds every term exactly once, exactly, into integer limbs
+// that are summed per block, so the bits cannot depend on it (the order is irrelevant: exact integer additions).
+// docs/EXACT.md "On the GPU" has both proofs.
 enum class exact_block_algorithm {
-  // A register accumulator over a window of exponent fields that follows the largest term seen (the fast path: a shift
-  // and an integer add per term), and the thread's own limbs in shared memory for every term below the window (the
-  // slow path: a decode and two or three read-modify-writes). Every input type. Fast when the data span fewer binades
-  // than the window (24 for the binary32 family, 56 for binary64: uniform, normal); full-range and ill-conditioned data
-  // take the slow path for most terms and diverge inside a warp (0.28-0.38x CUB on the H100).
-  register_window,
-  // The binary32 family only: 16 binary64 bins of 16 binades each (plus one for NaN and infinities) per thread in
-  // shared memory; every term is widened to binary64 and added to its bin (one shared read-modify-write, no branch),
-  // and the bins are flushed into the thread's limbs every 2^14 terms. The same instructions on every data set.
+  // The binary32 family: 16 binary64 bins of 16 binades each (plus one for NaN and infinities) per thread in shared
+  // memory; every term is widened to binary64 and added to its bin (one shared read-modify-write, no branch), and the
+  // bins are flushed into the thread's limbs every 2^14 terms. The same instructions on every data set.
   exponent_bins,
-  // binary64 only (issue 17): K 128-bit register accumulators over K adjacent windows of 64 exponent fields below the
-  // largest field the thread has met, so that data spanning up to 64K binades never leave the registers (uniform,
-  // normal, ill-conditioned to 1e30: about 100 binades); every other term goes by a lean slow path straight from its
-  // bits (no generic decode) into the thread's limbs; one path per 16-byte vector (no split of a warp term by term);
-  // limb rows 0 .. 66 only and a block size of its own (128 threads: 67 KiB a block, three blocks an SM). Order-free
-  // and exact like the others (docs/EXACT.md "Adjacent windows for binary64"). H100, 1 GiB: K = 1 0.89x CUB on
-  // uniform and normal but 0.46x on ill-conditioned data; K = 2 0.79x there but 0.81-0.82x on uniform and normal.
-  adjacent_windows,
-  // binary64 only: adjacent_windows with two windows and a warp-uniform mode, to have K = 1's speed while the data
-  // stay in window 0 and K = 2's when they reach window 1. Each warp starts narrow (window 0 alone: K = 1's test and
-  // add); once a step the warp votes (__any_sync): wide (both windows: K = 2's) while some lane has met more vectors
-  // that only the wide mode takes fast than 2^-s times its vectors below both windows (s = 31: sticky, wide from the
-  // first such vector on). One branch on the mode a step, no divergence between modes inside a warp. The mode only
-  // chooses which exact path adds a term (docs/EXACT.md "Adaptive windows"): the same bits as every other variant.
-  // Optional (session 8): a third mode, all_slow, for data mostly below both windows (full range), and the slow path
-  // out of line in the other two (exact_outlined_tuning).
-  adaptive_windows,
-  // binary64 only (session 9): one window of 52 L - 53 fields (L = 2: 51, L = 3: 103) whose terms are cut into L
-  // 64-bit integers by floating-point additions of constants (exact_extract_thread.cuh), so that a window term costs
-  // 3L - 2 additions and 2L integer adds instead of a 128-bit shift-and-add; the same lean slow path and all_slow mode
-  // as adaptive_windows. Exact and order-free like the others (docs/EXACT.md "Extracted levels").
+  // binary64: one window of 103 exponent fields below the largest field the thread has met, whose terms are cut into
+  // three 64-bit integers by floating-point additions of constants (exact_extract_thread.cuh: 7 additions and 6
+  // integer adds a term); every other term goes by a lean slow path straight from its bits into the thread's limb
+  // rows, and a warp whose terms are mostly outside the window switches to the slow path for good (the all_slow mode).
+  // docs/EXACT.md "Extracted levels".
   extract_levels,
 };
 
-// Kernel 1's tuning (speed only: every choice adds the same exact values; bench_cuda_exact --variants compares them):
-// 16-byte vectors a thread loads per step, copies of the limbs per thread (slow-path terms of a step alternate between
-// them, so consecutive read-modify-writes of one thread do not wait for each other), and whether slow-path digits go in
-// by shared-memory atomic adds (no read-modify-write chain; still no contention: each thread has its own copy).
-template <class T, int Unroll, int Columns, bool Atomic>
-struct exact_tuning_of {
-  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::register_window;
-  static constexpr int unroll = Unroll;
-  static constexpr int columns = Columns;
-  static constexpr bool atomic = Atomic;
-  static constexpr int windows = 1;
-  static constexpr int block_threads = exact_block_threads;
-  static constexpr int limb_rows = exact_accumulator_for<T>::limb_count;  // per column
-  static constexpr int min_blocks = std::same_as<T, double> ? 1 : 4;      // per SM, for the register allocation
-  static constexpr std::size_t shared_bytes = std::size_t(limb_rows) * Columns * block_threads * 8;
-};
-// The exponent_bins algorithm (binary32 family): 16-byte vectors per thread per step.
-template <class T, int Unroll>
+// The exponent_bins algorithm's launch (binary32 family): 8 vectors of 16 bytes a thread a step, 256 threads a block.
+template <class T>
 struct exact_bins_tuning {
   static_assert(!std::same_as<T, double>, "exponent_bins: the binary32 family only (docs/EXACT.md)");
   static constexpr exact_block_algorithm algorithm = exact_block_algorithm::exponent_bins;
-  static constexpr int unroll = Unroll;
+  static constexpr int unroll = 8;
   static constexpr int columns = 1;
-  static constexpr bool atomic = false;
-  static constexpr int windows = 0;
   static constexpr int block_threads = exact_block_threads;
   static constexpr int limb_rows = exact_float_bins::limb_rows;
-  // 17 bins and 10 limb rows of 8 bytes a thread: 54 KiB a block of 256, four blocks an SM (64 registers a thread);
-  // an unroll above 4 needs more registers than that (two 16-byte buffers of Unroll vectors): two blocks an SM.
-  static constexpr int min_blocks = Unroll > 4 ? 2 : 4;
+  // 17 bins and 10 limb rows of 8 bytes a thread: 54 KiB a block of 256; 8 vectors a step need two 16-byte buffers
+  // of 8 vectors in registers: two blocks an SM.
+  static constexpr int min_blocks = 2;
   static constexpr std::size_t shared_bytes = std::size_t(limb_rows + exact_float_bins::bin_count) * block_threads * 8;
 };
-// The adjacent_windows algorithm (binary64): 16-byte vectors per thread per step, windows K (1 .. 4 useful: 64K
-// binades), threads a block (a multiple of 32). Shared memory: 67 limb rows of 8 bytes a thread (536 bytes), so an
-// H100 / H200 SM (228 KiB, 1 KiB reserved a block) keeps 384 threads at 64, 96 or 128 a block, 256 at 256.
-template <class T, int Unroll, int Windows, int BlockThreads>
-struct exact_windows_tuning {
-  static_assert(std::same_as<T, double>, "adjacent_windows: binary64 only (docs/EXACT.md)");
-  static_assert(BlockThreads % 32 == 0 && BlockThreads >= 32 && BlockThreads <= 1024, "whole warps");
-  static_assert(Unroll >= 1 && Unroll * 2 <= int(exact_windows_thread<1, 32>::headroom), "a step fits the headroom");
-  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::adjacent_windows;
-  static constexpr int unroll = Unroll;
+// The extract_levels algorithm's launch (binary64): 10 vectors of 16 bytes a thread a step, three levels (103
+// fields), the all_slow mode for good once voted, a step's terms tested at once, 256 threads a block. Shared memory:
+// 67 limb rows of 8 bytes a thread (536 bytes).
+template <class T>
+struct exact_extract_tuning {
+  static_assert(std::same_as<T, double>, "extract_levels: binary64 only (docs/EXACT.md)");
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::extract_levels;
+  static constexpr int unroll = 10;
+  static constexpr int levels = 3;
+  static constexpr int slow_run = -1;
+  static constexpr bool step_test = true;
   static constexpr int columns = 1;
-  static constexpr bool atomic = false;
-  static constexpr int windows = Windows;
-  static constexpr int block_threads = BlockThreads;
+  static constexpr int block_threads = exact_block_threads;
   static constexpr int limb_rows = exact_binary64_geometry::limb_rows;
   static constexpr std::size_t shared_bytes = std::size_t(limb_rows) * block_threads * 8;
   // Blocks an SM the shared memory allows (228 KiB an SM; 1 KiB reserved and about 0.6 KiB of static shared memory a
-  // block): the register allocation is asked to allow as many (three at 128 threads: up to 168 registers a thread).
+  // block): the register allocation is asked to allow as many.
   static constexpr int min_blocks = int((228u * 1024u) / (shared_bytes + 1024u + 640u)) > 0
                                         ? int((228u * 1024u) / (shared_bytes + 1024u + 640u))
                                         : 1;
+  static_assert(unroll >= 1 &&
+                    unroll * 2 <= int(exact_extract_thread<levels, block_threads, slow_run, step_test>::headroom),
+                "a step fits the headroom");
 };
-// The adaptive_windows algorithm (binary64): adjacent_windows' tuning with K = 2 (the same shared memory and limb
-// rows) and the mode's rule: wide while some lane of the warp has more rescued vectors than 2^-AdaptShift times its
-// slow ones (31: sticky); SlowRun > 0: the all_slow mode, SlowRun steps at a time (0: never; -1: for good once voted).
-template <class T, int Unroll, int BlockThreads, int AdaptShift, int SlowRun = 0>
-struct exact_adaptive_windows_tuning : exact_windows_tuning<T, Unroll, 2, BlockThreads> {
-  static_assert(AdaptShift >= 0 && AdaptShift <= 31, "a shift 0 .. 31");
-  static_assert(SlowRun >= -1, "steps in the all_slow mode (-1: to the end of the thread's share)");
-  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::adaptive_windows;
-  static constexpr int adapt_shift = AdaptShift;
-  static constexpr int slow_run = SlowRun;
-};
-// The windows thread's AdaptShift and SlowRun for a tuning: the adaptive tuning's, -1 (no mode) and 0 for
-// adjacent_windows.
-template <class Tune>
-DETRED_HD constexpr int exact_adapt_shift() {
-  if constexpr (requires { Tune::adapt_shift; })
-    return Tune::adapt_shift;
-  else
-    return -1;
-}
-// A windows tuning whose windows modes call the slow path out of line (exact_windows_thread's OutlineSlow).
-template <class Base>
-struct exact_outlined_tuning : Base {
-  static constexpr bool outline_slow = true;
-};
-// The extract_levels algorithm (binary64): 16-byte vectors per thread per step, levels (2 or 3), the all_slow mode
-// (as exact_adaptive_windows_tuning's SlowRun), whether a step is tested at once (exact_extract_thread's StepTest),
-// threads a block (adjacent_windows' shared memory: 67 limb rows of 8 bytes a thread, so at most 384 an SM).
-template <class T, int Unroll, int Levels, int SlowRun = -1, bool StepTest = true, int BlockThreads = 256,
-          int PrefetchSteps = 0>
-struct exact_extract_tuning : exact_windows_tuning<T, Unroll, 1, BlockThreads> {
-  static constexpr int prefetch_steps = PrefetchSteps;
-  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::extract_levels;
-  static constexpr int levels = Levels;
-  static constexpr int slow_run = SlowRun;
-  static constexpr bool step_test = StepTest;
-};
-// extract_levels' L2 prefetch distance in steps (0: none; the other algorithms never prefetch).
-template <class Tune>
-DETRED_HD constexpr int exact_prefetch_steps() {
-  if constexpr (requires { Tune::prefetch_steps; })
-    return Tune::prefetch_steps;
-  else
-    return 0;
-}
-template <class Tune>
-DETRED_HD constexpr bool exact_outline_slow() {
-  if constexpr (requires { Tune::outline_slow; })
-    return Tune::outline_slow;
-  else
-    return false;
-}
-template <class Tune>
-DETRED_HD constexpr int exact_slow_run() {
-  if constexpr (requires { Tune::slow_run; })
-    return Tune::slow_run;
-  else
-    return 0;
-}
-// Defaults: exponent bins for the binary32 family (the same speed on every data set, docs/EXACT.md); binary64 takes the
-// adaptive windows (session 6; per-thread binary64 bins over 2046 binades do not fit in shared memory at a useful
-// occupancy: docs/EXACT.md "Why binary64 keeps register windows, not bins") with, since session 8, the slow path out of
-// line in the windows modes and the all_slow mode for good once voted (measured on the H100, 1 GiB, ratio to CUB,
-// against session 6's adaptive windows: uniform 0.90 (0.89-0.90), normal 0.89-0.90 (0.88-0.90), full range 0.84-0.85
-// (0.56-0.58), ill-conditioned 0.75-0.76 (0.72-0.74); docs/PERFORMANCE.md, session 8). Unrolls measured on the H100
-// (docs/PERFORMANCE.md, session 5): for the binary32 family's bins, 8 vectors a thread at two blocks an SM beat 2 and 4
-// at four blocks an SM on every data set and type (0.90-0.91x CUB against 0.84-0.86x for fp32; 1.05x against
-// 0.97-1.01x TransformReduce for fp16/bf16); the binary64 window's unroll 8 beat 16 on every data set (0.1-3%).
 template <class T>
-using exact_window_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_tuning_of<T, 8, 1, false>, exact_tuning_of<T, 4, 2, false>>;
-template <class T>
-using exact_default_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_extract_tuning<T, 10, 3>, exact_bins_tuning<T, 8>>;
-
-// One thread's accumulation: the register window and the thread's own limbs in shared memory (column c's limb k at
-// limbs[(c * limb_count + k) * Tune::block_threads]).
-template <class T, class Tune = exact_window_tuning<T>>
-struct exact_thread {
-  using S = exact_state<T>;
-  using F = exact_work<T>;
-  using W = exact_window_traits<F>;
-  using bits = typename W::bits;
-  using acc_t = typename W::acc;
-  using uacc = typename W::uacc;
-  static constexpr int sign_shift = int(sizeof(bits) * 8) - 1;
-
-  long long* limbs;
-  acc_t acc = 0;
-  // The window is fields base .. base + window. It starts empty of fields (base + window = -1); the first nonzero
-  // finite term moves it to top = max(field, window + 1), so base >= 1 from then on: a fast term is never subnormal.
-  int base = -W::window - 1;
-  unsigned room = W::headroom;
-  unsigned flags = 0;
-
-  DETRED_HD DETRED_INLINE void add_digit(int k, long long d, int column) {
-    long long* limb = limbs + (column * S::limb_count + k) * Tune::block_threads;
-#ifdef __CUDA_ARCH__
-    if constexpr (Tune::atomic) {
-      atomicAdd(reinterpret_cast<unsigned long long*>(limb), (unsigned long long)d);
-      return;
-    }
-#endif
-    *limb += d;
-  }
-
-  // Deposits acc * 2^(lsb(base + window) - window) = acc * 2^lsb(base) into the limbs: |acc| shifted to its bit
-  // position, as 32-bit digits.
-  DETRED_HD DETRED_INLINE void deposit() {
-    if (acc == 0) return;
-    const bool negative = acc < 0;
-    const uacc magnitude = negative ? uacc(0) - uacc(acc) : uacc(acc);
-    const int pos = base + W::lsb_offset - S::low_exponent;  // >= 1 + lsb_offset - low_exponent > 0
-    const int k = pos >> 5, shift = pos & 31;
-    constexpr int width = int(sizeof(uacc) * 8);
-    const uacc low = magnitude << shift;
-    const unsigned high = shift ? unsigned(magnitude >> (width - shift)) : 0u;
-#pragma unroll
-    for (int i = 0; i <= width / 32; ++i) {
-      const long long d = i < width / 32 ? (long long)(unsigned(low >> (32 * i))) : (long long)high;
-      add_digit(k + i, negative ? -d : d, 0);
-    }
-    acc = 0;
-  }
-
-  // Makes room for `count` more fast adds.
-  DETRED_HD DETRED_INLINE void reserve(unsigned count) {
-    if (room < count) {
-      deposit();
-      room = W::headroom;
-    }
-    room -= count;
-  }
-
-  DETRED_HD DETRED_INLINE void slow(bits b, int column) {
-    const auto d = S::decode(detred::bit_cast<F>(b));
-    flags |= d.flags;
-    if (d.limb < 0) return;
-    const long long v[3] = {(long long)(d.low & 0xffffffffu), (long long)(d.low >> 32), (long long)d.high};
-    constexpr int D = std::same_as<F, double> ? 3 : 2;
-#pragma unroll
-    for (int i = 0; i < D; ++i) add_digit(d.limb + i, d.negative ? -v[i] : v[i], column);
-  }
-
-  // A term whose field is base + shift, shift in 0 .. window: (-1)^s m << shift into acc.
-  DETRED_HD DETRED_INLINE void fast(bits b, int shift) {
-    const bits m = (b & W::fraction_mask) | (W::fraction_mask + 1);
-    uacc v;
-    if constexpr (std::same_as<F, double>) {
-      // m < 2^53, shift <= 56 < 64: the 128-bit m << shift from two 64-bit shifts.
-      v = (uacc((m >> 1) >> (63 - shift)) << 64) | uacc(m << shift);
-    } else {
-      v = uacc(m) << shift;
-    }
-    // -v = (v ^ all ones) + 1: the sign mask and the sign bit as the carry in.
-    const uacc sign = uacc(acc_t(std::make_signed_t<bits>(b)) >> sign_shift);
-    acc += acc_t((v ^ sign) + uacc(b >> sign_shift));
-  }
-
-  DETRED_HD DETRED_INLINE int field_of(bits b) const { return int(b >> W::field_shift) & W::field_all_ones; }
-
-  // Any term.
-  DETRED_HD DETRED_INLINE void add(bits b, int column) {
-    const int field = field_of(b);
-    if (unsigned(field - base) > unsigned(W::window)) {
-      if (field > base + W::window && field != W::field_all_ones && field != 0) {
-        deposit();
-        base = (field > W::window + 1 ? field : W::window + 1) - W::window;
-        flags |= S::flag_not_only_negative_zero;  // a nonzero finite term
-      } else {
-        slow(b, column);
-        return;
-      }
-    }
-    fast(b, field - base);
-  }
-
-  // The E terms of one vector: the fast path for all when all are in the window (one test), else term by term.
-  // `first`: the index of the vector's first term in its step (chooses the slow path's column).
-  template <int E>
-  DETRED_HD DETRED_INLINE void add_vector(const bits (&b)[E], int first) {
-    unsigned worst = 0;
-    int shift[E];
-#pragma unroll
-    for (int j = 0; j < E; ++j) {
-      shift[j] = field_of(b[j]) - base;
-      worst = unsigned(shift[j]) > worst ? unsigned(shift[j]) : worst;
-    }
-    if (worst <= unsigned(W::window)) {
-#pragma unroll
-      for (int j = 0; j < E; ++j) fast(b[j], shift[j]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < E; ++j) add(b[j], (first + j) % Tune::columns);
-    }
-  }
-};
+using exact_default_tuning = std::conditional_t<std::same_as<T, double>, exact_extract_tuning<T>, exact_bins_tuning<T>>;
 
 // Widens a binary16 to binary32 bits exactly. In device code the conversion instruction (exact, PTX ISA cvt.f32.f16;
 // a NaN stays a NaN); on the host, and in the test that checks all 65536 patterns, the integer version.
@@ -376,9 +103,10 @@ DETRED_HD DETRED_INLINE unsigned exact_half_to_float_bits(unsigned h) {
 #endif
 }
 
-// The working-format bits of element j of a 16-byte vector.
+// The working-format bits of element j of a 16-byte vector: binary64 terms as they are, every other input widened
+// exactly to binary32.
 template <class T>
-using exact_bits = typename exact_window_traits<exact_work<T>>::bits;
+using exact_bits = std::conditional_t<std::same_as<T, double>, unsigned long long, unsigned>;
 
 template <class T>
 DETRED_HD DETRED_INLINE exact_bits<T> exact_element(const uint4& v, int j) {
@@ -443,7 +171,7 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
     for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
     uint4 cur[U];
     bool more = true;
-    // A thread with a warp-uniform mode (adaptive_windows) branches on it once a step, not once a vector.
+    // `mode`: none, or exact_all_slow_step for a step whose vectors all take the slow path (extract_levels).
     auto step = [&](auto... mode) {
       // A thread that tests a whole step at once (extract_levels) takes it here when every term is in its window.
       if constexpr (sizeof...(mode) == 0) {
@@ -467,57 +195,28 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
 #pragma unroll
         for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
       }
-#ifdef __CUDA_ARCH__
-      // exact_prefetch_steps<Tune>() > 0: thread 0 asks L2 for the block's step that many steps after `next` (one
-      // contiguous range of U B vectors, clipped at the block's end). A hint: no value depends on it.
-      if constexpr (exact_prefetch_steps<Tune>() > 0) {
-        const std::uint64_t ahead = i - std::uint64_t(tid) + std::uint64_t(exact_prefetch_steps<Tune>()) * U * B;
-        if (tid == 0 && ahead < end) {
-          const std::uint64_t count = end - ahead < std::uint64_t(U) * B ? end - ahead : std::uint64_t(U) * B;
-          prefetch_l2_bulk(v + ahead, unsigned(count * sizeof(uint4)));
-        }
-      }
-#endif
       th.reserve(U * E);
     };
     bool slow_for_good = false;
     while (true) {
       advance();
-      if constexpr (requires { Thread::adaptive; }) {
-        if constexpr (Thread::slow_for_good) {
-          if (th.all_slow) {
-            slow_for_good = true;
-            break;
-          }
-        } else if constexpr (Thread::slow_run > 0) {
-          if (__builtin_expect(th.all_slow, 0)) {
-            step(exact_all_slow_step{});
-            if (!more) break;
-            continue;
-          }
+      if constexpr (requires { Thread::slow_for_good; }) {
+        static_assert(Thread::slow_for_good, "the all_slow mode is for good once voted");
+        if (th.all_slow) {
+          slow_for_good = true;
+          break;
         }
-        if constexpr (Thread::adaptive) {
-          if (th.wide)
-            step(std::true_type{});
-          else
-            step(std::false_type{});
-        } else {
-          step();
-        }
-      } else {
-        step();
       }
+      step();
       if (!more) break;
     }
-    // The all_slow mode for good (slow_for_good tunings): the rest of the thread's steps in a loop of their own.
+    // The all_slow mode (extract_levels): the rest of the thread's steps in a loop of their own.
     if constexpr (requires { Thread::slow_for_good; }) {
-      if constexpr (Thread::slow_for_good) {
-        if (slow_for_good) {
-          while (true) {
-            step(exact_all_slow_step{});
-            if (!more) break;
-            advance();
-          }
+      if (slow_for_good) {
+        while (true) {
+          step(exact_all_slow_step{});
+          if (!more) break;
+          advance();
         }
       }
     }
@@ -564,8 +263,8 @@ DETRED_HD unsigned exact_special_flags(const T* __restrict__ x, std::uint64_t n,
   return flags;
 }
 
-// One thread's whole share with either algorithm, flags complete; `limbs`, `bins`: the thread's shared-memory rows
-// (bins unused by the window). Returns the flags.
+// One thread's whole share with its type's algorithm, flags complete; `limbs`, `bins`: the thread's shared-memory
+// rows (bins unused by extract_levels). Returns the flags.
 template <class T, class Tune>
 DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bins, const T* __restrict__ x,
                                                     std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
@@ -577,25 +276,11 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
     if (th.rescan) th.flags |= exact_special_flags<T, B>(x, n, head, vectors, per_block, block, tid);
     return th.flags;
-  } else if constexpr (Tune::algorithm == exact_block_algorithm::extract_levels) {
+  } else {
+    static_assert(Tune::algorithm == exact_block_algorithm::extract_levels);
     exact_extract_thread<Tune::levels, B, Tune::slow_run, Tune::step_test> th{limbs};
 #pragma unroll 1
     for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
-    exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
-    return th.flags;
-  } else if constexpr (Tune::algorithm == exact_block_algorithm::adjacent_windows ||
-                       Tune::algorithm == exact_block_algorithm::adaptive_windows) {
-    exact_windows_thread<Tune::windows, B, exact_adapt_shift<Tune>(), exact_slow_run<Tune>(),
-                         exact_outline_slow<Tune>()>
-        th{limbs};
-#pragma unroll 1
-    for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
-    exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
-    return th.flags;
-  } else {
-    exact_thread<T, Tune> th{limbs};
-#pragma unroll 1
-    for (int k = 0; k < Tune::columns * Tune::limb_rows; ++k) limbs[k * B] = 0;
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
     return th.flags;
   }
@@ -634,8 +319,8 @@ DETRED_HD DETRED_INLINE long long exact_split_limb(const long long* s, int k) {
   return own + (k > 0 ? s[k - 1] >> 32 : 0);
 }
 
-// Blocks per SM the register allocation must allow (Tune::min_blocks): the double layout's limbs (138 KiB a block)
-// allow one anyway; four blocks (1024 threads, 64 registers each) for the others.
+// Blocks per SM the register allocation must allow (Tune::min_blocks): the binary64 limb rows (134 KiB a block) allow
+// one anyway; two for the bins.
 template <class T, class Tune = exact_default_tuning<T>>
 __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
     exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
@@ -665,8 +350,8 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   if (lane == 0 && flags) atomicOr(&shared_flags, flags);
   // Limb k of the block: the threads' limbs added (|sum| < 2^63: at most 2^30 + 14 terms a block, each changing one
   // copy of a limb by less than 2^32, plus one deposit per 2^13 adds; exponent_bins: at most six digits below 2^32 per
-  // limb per flush, one flush per 2^14 - 32 terms of a thread and one at its end; adjacent_windows: one digit a term,
-  // K a window move (at most 2047 a thread: top only rises) or headroom period (2^11 - 32 terms), docs/EXACT.md).
+  // limb per flush, one flush per 2^14 - 32 terms of a thread and one at its end; extract_levels: one digit a term,
+  // L a window move (at most 2047 a thread: top only rises) or headroom period (2^11 - 32 terms), docs/EXACT.md).
   // Warp w adds limbs w, w + warps, ...
   for (int k = warp; k < L; k += warps) {
     long long s = 0;
@@ -808,24 +493,19 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
   return int(blocks);
 }
 
-// launch_exact_sum with a chosen tuning (bench/experiments/exact_variants.cu compares tunings).
-template <class A, class T, class Tune>
-void launch_exact_sum_tuned(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
+template <class A, class T>
+void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
   long long* block_limbs = nullptr;
   unsigned* block_flags = nullptr;
-  const int blocks = launch_exact_blocks<T, Tune>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+  const int blocks =
+      launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   launch_finishing_block(exact_finish_kernel<A, T>, exact_finish_threads, stream,
                          "cuda::sum (exact): finishing kernel launch", static_cast<const long long*>(block_limbs),
                          static_cast<const unsigned*>(block_flags), blocks, n, d_out);
 }
 
-template <class A, class T>
-void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
-  launch_exact_sum_tuned<A, T, exact_default_tuning<T>>(d_in, n, d_out, d_workspace, stream);
-}
-
 // The exact state of d_in[0..n) (exact_state_kernel's layout, L + 2 integers) at d_state, asynchronously on `stream`.
-// The workspace is cuda::sum's (sum_workspace_bytes(n)).
+// The workspace is cuda::sum's (its size query with sum_method::exact).
 template <class T>
 void launch_exact_state(const T* d_in, std::uint64_t n, long long* d_state, void* d_workspace, cudaStream_t stream) {
   long long* block_limbs = nullptr;

@@ -5,15 +5,18 @@
 //   - full chunks [0, C): one warp each (grid-stride), root -> workspace roots[0 .. C);
 //   - tail tiles: the t < tiles_per_chunk whole tiles after them, one warp each, roots -> roots[C .. C + t);
 //   - the remainder: the r < tile elements after those.
-// The finishing kernel (one block) pushes, in index order, the roots of the aligned blocks that the binary digits of
-// C, t and r stand for into a binary counter and folds it: exactly the canonical order of docs/ORDER.md, whatever
-// the grid, block size or chunk size (these only decide which nodes are computed where).
+// The finishing block folds, in index order, the roots of the aligned blocks that the binary digits of C, t and r
+// stand for (digit_fold): exactly the canonical order of docs/ORDER.md, whatever the grid, block size or chunk size
+// (these only decide which nodes are computed where).
+//
+// Launches (launch_canonical_sum): small inputs run one launch of one-warp blocks ("spread"), by programmatic
+// dependent launch; large inputs one launch at 256 threads a block (the last block to arrive finishes: the single
+// pass) or, at any other block size, the chunk kernel and then a one-block finishing kernel.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -21,12 +24,11 @@
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/cuda/block/block_reduce.cuh"
 #include "detred/cuda/detail/dependent_launch.cuh"
-#include "detred/cuda/detail/staged_passes.cuh"
-#include "detred/cuda/warp/warp_tile.cuh"
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
+#include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/errors.hpp"
-#include "src/cuda/common/device_tuning.hpp"
 #include "src/cuda/common/launch_policy.hpp"
 #include "src/cuda/common/workspace.hpp"
 
@@ -112,25 +114,21 @@ __device__ inline bool arrive_last(unsigned long long* word, unsigned grid) {
 // `out` non-null and `arrivals` null the grid is one block of Fused threads, which then also finishes (the
 // small-input path). With both non-null (blocks of Fused threads) the single pass: the last block to arrive
 // finishes, in the same fixed order as finish_kernel (only which block runs the fold varies). Fused: fused_threads, or
-// spread_threads for small inputs; with out null any block size. Rows, Prefetch, Depth, prefetch_passes: how a warp
-// reads its chunk (warp_chunk_root; device_tuning.hpp), speed only; MinBlocks: blocks an SM the register allocation
-// must allow (2 for 8-row passes).
-// Staged > 0 (sum.depth=3, session 9 experiment): passes staged in dynamic shared memory by bulk copies, Staged
-// stages a warp (warp_chunk_root_staged).
-template <class Acc, class T, bool Aligned, int Fused = fused_threads, int Rows = rows_per_pass<Acc>,
-          bool Prefetch = false, int Depth = 1, int MinBlocks = 1, int Staged = 0>
-__global__ void __launch_bounds__(max_block_threads, MinBlocks)
+// spread_threads for small inputs; with out null any block size. Depth: passes of loads in flight a warp
+// (warp_chunk_root; sum_tuning::pass_depth), speed only.
+template <class Acc, class T, bool Aligned, int Fused = fused_threads, int Depth = 1>
+__global__ void __launch_bounds__(max_block_threads)
     chunk_roots_kernel(const T* __restrict__ x, std::uint64_t items, int tiles_per_chunk, finish_plan<Acc, T> plan,
-                       typename Acc::value_type* out, unsigned long long* arrivals, int prefetch_passes) {
+                       typename Acc::value_type* out, unsigned long long* arrivals) {
   constexpr std::uint64_t tile = tile_shape<T>::elements;
   const std::uint64_t chunk = tile * std::uint64_t(tiles_per_chunk);
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
   Acc* roots = const_cast<Acc*>(plan.roots);
-  // The small-input kernel (one-warp blocks) may be launched by programmatic dependent launch (sum_tuning::early) and
-  // then scheduled while the stream's previous kernel still runs: it reads and writes nothing before that kernel has
-  // completed and its memory is visible (launched plainly, this returns at once). The large-input kernel is always
-  // launched plainly and does not wait here: the wait cost it about 1% at 1 GiB fp32 on the H100 (session 9).
+  // The small-input kernel (one-warp blocks) is launched by programmatic dependent launch and may then be scheduled
+  // while the stream's previous kernel still runs: it reads and writes nothing before that kernel has completed and
+  // its memory is visible. The large-input kernel is launched plainly and does not wait here: the wait cost it about
+  // 1% at 1 GiB fp32 on the H100.
   if constexpr (Fused == spread_threads) cudaGridDependencySynchronize();
   // Lets the finishing kernel (launched with programmatic stream serialization) be scheduled while this grid runs; it
   // still waits for this grid's completion and memory flush in cudaGridDependencySynchronize before reading roots.
@@ -138,17 +136,7 @@ __global__ void __launch_bounds__(max_block_threads, MinBlocks)
   for (std::uint64_t item = warp; item < items; item += warps) {
     Acc root;
     if (item < plan.full_chunks) {
-      if constexpr (Staged > 0) {
-        extern __shared__ __align__(128) unsigned char chunk_stages[];
-        __shared__ unsigned long long stage_bars[(max_block_threads / 32) * (Staged > 0 ? Staged : 1)];
-        const int w = int(threadIdx.x >> 5);
-        root = warp_chunk_root_staged<Acc, T, Rows, Staged>(x + item * chunk, tiles_per_chunk,
-                                                            chunk_stages + std::size_t(w) * Staged * Rows * 512,
-                                                            stage_bars + w * Staged);
-      } else {
-        root =
-            warp_chunk_root<Acc, T, Aligned, Rows, Prefetch, Depth>(x + item * chunk, tiles_per_chunk, prefetch_passes);
-      }
+      root = warp_chunk_root<Acc, T, Aligned, Depth>(x + item * chunk, tiles_per_chunk);
     } else {
       root = warp_tile_root<Acc, T, Aligned>(x + plan.full_chunks * chunk + (item - plan.full_chunks) * tile);
     }
@@ -183,7 +171,7 @@ __global__ void __launch_bounds__(finish_threads)
 
 // Per-device facts for one kernel and block size, queried once and cached: the queries cost microseconds of host
 // time, which a small sum would otherwise pay on every call. The last few lookups of this thread are kept in a
-// thread-local cache in front of the shared one, so the steady state takes no mutex (from branch i15-small).
+// thread-local cache in front of the shared one, so the steady state takes no mutex.
 template <class Kernel>
 device_facts facts_shared(Kernel kernel, int block_threads) {
   struct entry {
@@ -227,71 +215,36 @@ device_facts facts_for(Kernel kernel, int block_threads) {
   return e.facts;
 }
 
-// Whether the chunk kernel has instantiations for sum_tuning's rows_per_pass and prefetch_passes: plain fp32 and fp64
-// sums (the bars of issue 15), aligned inputs. Elsewhere those two values are ignored (speed only).
+// Whether the large-input chunk kernel has a two-passes-in-flight instantiation (sum_tuning::pass_depth = 2): plain
+// sums whose passes have 16 rows (fp64 inputs), aligned. Elsewhere pass_depth is ignored (speed only).
 template <class Acc, class T>
-inline constexpr bool tunable_reads =
-    std::is_same_v<T, typename Acc::value_type>&& std::is_same_v<Acc, plain_accumulator<typename Acc::value_type>>;
+inline constexpr bool two_passes_possible =
+    std::is_same_v<T, typename Acc::value_type>&& std::is_same_v<Acc, plain_accumulator<typename Acc::value_type>>&&
+        rows_per_pass<Acc> == 16;
 
-// The chunk kernel for this input alignment, finishing block size and reading tuning (rows 0: the type's default).
+// The chunk kernel for this input alignment, finishing block size and tuning. Two passes in flight only for the
+// large-input kernel: small inputs read a tile or two a warp (8.97 against 8.82 us a call at fp64 2^20 on the H200).
 template <class Acc, class T, int Fused>
 auto chunk_kernel_for(bool aligned, const sum_tuning& tuning) {
-  constexpr int R0 = rows_per_pass<Acc>;
-  if constexpr (tunable_reads<Acc, T>) {
-    if (aligned) {
-      constexpr int R1 = R0 == 32 ? 16 : 32;
-      const int rows = tuning.rows_per_pass == 0 ? R0 : tuning.rows_per_pass;
-      const bool prefetch = tuning.prefetch_passes > 0;
-      // Two passes in flight (session 9) only for the large-input kernel (small inputs read a tile or two a warp:
-      // 8.97 against 8.82 us a call at fp64 2^20 on the H200), for passes of at most 16 rows (two 32-row passes need
-      // more registers than a thread has: 0.63x CUB for fp32) and without the prefetch; 8-row passes run at two
-      // blocks an SM and ignore the prefetch.
-      const bool deep = Fused != spread_threads && tuning.pass_depth == 2 && rows <= 16 && !prefetch;
-      if constexpr (Fused != spread_threads) {
-        // sum.depth=3 (experiment): the passes staged in shared memory by bulk copies, 3 stages of 16 rows or 6 of 8.
-        if (tuning.pass_depth == 3 && !prefetch && rows == 16)
-          return chunk_roots_kernel<Acc, T, true, Fused, 16, false, 1, 1, 3>;
-        if (tuning.pass_depth == 3 && !prefetch && rows == 8)
-          return chunk_roots_kernel<Acc, T, true, Fused, 8, false, 1, 1, 6>;
-      }
-      if (rows == 8)
-        return deep ? chunk_roots_kernel<Acc, T, true, Fused, 8, false, 2, 2>
-                    : chunk_roots_kernel<Acc, T, true, Fused, 8, false, 1, 2>;
-      if (deep) return chunk_roots_kernel<Acc, T, true, Fused, 16, false, 2, 1>;
-      if (rows == R1)
-        return prefetch ? chunk_roots_kernel<Acc, T, true, Fused, R1, true>
-                        : chunk_roots_kernel<Acc, T, true, Fused, R1, false>;
-      if (prefetch) return chunk_roots_kernel<Acc, T, true, Fused, R0, true>;
-    }
+  if constexpr (two_passes_possible<Acc, T> && Fused != spread_threads) {
+    if (aligned && tuning.pass_depth == 2) return chunk_roots_kernel<Acc, T, true, Fused, 2>;
   }
   return aligned ? chunk_roots_kernel<Acc, T, true, Fused> : chunk_roots_kernel<Acc, T, false, Fused>;
 }
 
-// Dynamic shared memory a block of the chunk kernel that chunk_kernel_for picks stages its passes in (sum.depth=3),
-// 0 for every other kernel.
-template <class Acc, class T, int Fused>
-std::size_t staged_bytes_for(bool aligned, const sum_tuning& tuning, int block_threads) {
-  if constexpr (tunable_reads<Acc, T> && Fused != spread_threads) {
-    const int rows = tuning.rows_per_pass == 0 ? rows_per_pass<Acc> : tuning.rows_per_pass;
-    if (aligned && tuning.pass_depth == 3 && tuning.prefetch_passes == 0 && (rows == 16 || rows == 8))
-      return std::size_t(block_threads / 32) * (rows == 16 ? 3 : 6) * std::size_t(rows) * 512;
-  }
-  return 0;
-}
-
 template <class Acc, class T>
 void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_type* d_out, void* d_workspace,
-                          cudaStream_t stream, const launch_config& requested) {
+                          cudaStream_t stream, const sum_options& requested) {
   constexpr std::uint64_t tile = tile_shape<T>::elements;
   const bool aligned = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
-  const sum_tuning tuning = current_tuning().sum;  // per-device defaults and overrides (device_tuning.hpp)
+  const sum_tuning tuning = current_tuning().sum;  // the device class's defaults and overrides (detail/tuning.hpp)
   auto kernel = chunk_kernel_for<Acc, T, fused_threads>(aligned, tuning);
   auto spread_kernel = chunk_kernel_for<Acc, T, spread_threads>(aligned, tuning);
   const device_facts facts = facts_for(kernel, chosen_block_threads(requested, tuning));
-  launch_config c = choose_launch_config(requested, n, tile, facts, tuning);
-  if (spread_small_input(requested, c, n, tile, facts, tuning))
-    c = choose_launch_config(with_block_threads(requested, spread_threads), n, tile,
-                             facts_for(spread_kernel, spread_threads), tuning);
+  sum_options c = choose_launch_shape(requested, n, tile, facts, tuning);
+  if (spread_small_input(requested, c, n, tile, facts))
+    c = choose_launch_shape(with_block_threads(requested, spread_threads), n, tile,
+                            facts_for(spread_kernel, spread_threads), tuning);
   // The single pass and the one-block path finish inside the chunk kernel, whose block size is then fixed at compile
   // time: fused_threads, or spread_threads (the spread kernel).
   const bool spread = c.block_threads == spread_threads;
@@ -314,26 +267,20 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
                                  d_in + (full_chunks * chunk + std::uint64_t(tail_tiles) * tile),
                                  remainder_count};
   const std::uint64_t warps_per_block = std::uint64_t(c.block_threads / 32);
-  // Small inputs (every item fits one block's warps twice over) take one launch: the block finishes too.
-  // The chunk kernel's launch: plain, or for the small-input (spread) kernel by programmatic dependent launch
-  // (tuning.early; that kernel waits for the previous kernel in cudaGridDependencySynchronize before it touches
-  // memory, so the bits and the ordering are the same either way).
-  const std::size_t staged_bytes =
-      spread ? 0 : staged_bytes_for<Acc, T, fused_threads>(aligned, tuning, c.block_threads);
-  if (staged_bytes > 0)
-    check(cudaFuncSetAttribute(chunk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(staged_bytes)),
-          "cuda::sum: cudaFuncSetAttribute (staged passes)");
+  // The chunk kernel's launch: plain, or for the small-input (spread) kernel by programmatic dependent launch (that
+  // kernel waits for the previous kernel in cudaGridDependencySynchronize before it touches memory, so the bits and
+  // the ordering are the same either way).
   const auto launch_chunks = [&](unsigned grid, typename Acc::value_type* out, unsigned long long* arrivals,
                                  const char* what) {
-    if (tuning.early && spread) {
+    if (spread) {
       launch_dependent(chunk_kernel, dim3(grid), dim3(unsigned(c.block_threads)), 0, stream, what, d_in, items,
-                       c.tiles_per_chunk, plan, out, arrivals, tuning.prefetch_passes);
+                       c.tiles_per_chunk, plan, out, arrivals);
     } else {
-      chunk_kernel<<<grid, unsigned(c.block_threads), staged_bytes, stream>>>(d_in, items, c.tiles_per_chunk, plan, out,
-                                                                              arrivals, tuning.prefetch_passes);
+      chunk_kernel<<<grid, unsigned(c.block_threads), 0, stream>>>(d_in, items, c.tiles_per_chunk, plan, out, arrivals);
       check(cudaGetLastError(), what);
     }
   };
+  // Small inputs (every item fits one block's warps twice over) take one launch: the block finishes too.
   if (fused && items <= 2 * warps_per_block) {
     launch_chunks(1, d_out, nullptr, "cuda::sum: launching chunk_roots_kernel (one block)");
     return;
@@ -341,10 +288,8 @@ void launch_canonical_sum(const T* d_in, std::uint64_t n, typename Acc::value_ty
   if (items > 0) {
     const std::uint64_t useful_blocks = (items + warps_per_block - 1) / warps_per_block;
     const unsigned grid = unsigned(useful_blocks < std::uint64_t(c.grid_blocks) ? useful_blocks : c.grid_blocks);
-    // One launch for every n at the default block size: the last block to finish folds the roots. tuning.two_pass
-    // (DETRED_CUDA_SUM_TWO_PASS=1, read once per process, or an override) keeps the two-kernel path, for side-by-side
-    // measurements; the bits are the same either way.
-    if (!tuning.two_pass && fused && grid < (1u << arrival_count_bits) - 1) {
+    // The single pass (blocks of fused_threads or spread_threads): the last block to finish folds the roots.
+    if (fused && grid < (1u << arrival_count_bits) - 1) {
       launch_chunks(grid, d_out, workspace_arrivals(d_workspace),
                     "cuda::sum: launching chunk_roots_kernel (single pass)");
       return;

@@ -19,7 +19,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "detred/cuda/detail/prefetch.cuh"
 #include "detred/cuda/detail/registers.cuh"
 #include "detred/cuda/warp/warp_reduce.cuh"
 #include "detred/types/float_traits.hpp"
@@ -185,28 +184,21 @@ template <class Acc>
 inline constexpr int rows_per_pass = sizeof(Acc) == 4 ? 32 : 16;
 
 // Root of `tiles` (1, 2, 4, 8 or 16; warp-uniform) consecutive warp tiles starting at `chunk`: the complete tree over
-// tiles * tile_shape<T>::elements elements. Software-pipelined: the chunk is read in passes of Rows rows (8, 16 or 32;
-// each pass an aligned complete subtree, so Rows changes registers and bytes in flight, never the result), and the
-// next Depth passes' vectors (1 or 2) are loaded into registers before the current pass is reduced, so every warp
-// always has Depth passes of loads in flight. Pass roots are joined by a register_tree. Prefetch (Aligned only): lane
-// 0 also asks L2 for the pass `prefetch_passes` ahead of the one being loaded (the first ones up front), so that more
-// bytes are in flight than the registers hold; 0 turns it off. Returned in every lane.
-template <class Acc, class T, bool Aligned, int Rows = rows_per_pass<Acc>, bool Prefetch = false, int Depth = 1>
-__device__ __forceinline__ Acc warp_chunk_root(const T* __restrict__ chunk, int tiles, int prefetch_passes = 0) {
-  static_assert(Rows == 8 || Rows == 16 || Rows == 32);
-  static_assert(Depth == 1 || Depth == 2, "one or two passes in flight");
-  static_assert(!Prefetch || Aligned, "the bulk prefetch needs 16-byte aligned passes");
+// tiles * tile_shape<T>::elements elements. Software-pipelined: the chunk is read in passes of rows_per_pass<Acc> rows
+// (each pass an aligned complete subtree, so the pass size changes registers and bytes in flight, never the result),
+// and the next Depth passes' vectors (1 or 2; 2 only for passes of 16 rows, whose two passes fit the registers) are
+// loaded into registers before the current pass is reduced, so every warp always has Depth passes of loads in
+// flight. Pass roots are joined by a register_tree. Returned in every lane.
+template <class Acc, class T, bool Aligned, int Depth = 1>
+__device__ __forceinline__ Acc warp_chunk_root(const T* __restrict__ chunk, int tiles) {
+  constexpr int Rows = rows_per_pass<Acc>;
+  static_assert(Depth == 1 || (Depth == 2 && Rows == 16), "two passes in flight only for 16-row passes");
   constexpr int V = tile_shape<T>::vector_elements;
   constexpr std::uint64_t pass_elements = std::uint64_t(Rows) * 32 * V;
-  constexpr unsigned pass_bytes = unsigned(pass_elements * sizeof(T));
   const int lane = threadIdx.x & 31;
-  const int passes = tiles * (32 / Rows);  // at most 64 (16 tiles of 8-row passes)
-  register_tree<Acc, Rows == 8 ? 6 : 5> joined;
+  const int passes = tiles * (32 / Rows);  // at most 32 (16 tiles of 16-row passes)
+  register_tree<Acc, 5> joined;
   Acc root{};
-  if constexpr (Prefetch) {
-    if (lane == 0)
-      for (int q = 1; q <= prefetch_passes && q < passes; ++q) prefetch_l2_bulk(chunk + q * pass_elements, pass_bytes);
-  }
   const auto load = [&](uint4(&raw)[Rows], int p) {
     const T* pass = chunk + std::uint64_t(p) * pass_elements;
 #pragma unroll
@@ -214,12 +206,6 @@ __device__ __forceinline__ Acc warp_chunk_root(const T* __restrict__ chunk, int 
   };
   // Pass p from `raw`, whose registers then take pass p + Depth (if any); the pass root joined.
   const auto reduce_pass = [&](uint4(&raw)[Rows], int p) {
-    if constexpr (Prefetch) {
-      // Here, before the pass's row values exist, the prefetch's address costs the fewest live registers.
-      const int ahead = p + Depth + prefetch_passes;
-      if (lane == 0 && prefetch_passes > 0 && ahead < passes)
-        prefetch_l2_bulk(chunk + ahead * pass_elements, pass_bytes);
-    }
     Acc v[Rows];
 #pragma unroll
     for (int row = 0; row < Rows; ++row) v[row] = lane_vector_root<Acc, T>(raw[row]);

@@ -1,6 +1,6 @@
-// The state behind src/cuda/common/device_tuning.hpp: per-device profiles (queried once), the process's overrides
+// The state behind include/detred/cuda/detail/tuning.hpp: per-device profiles (queried once), the process's overrides
 // (DETRED_CUDA_TUNING, read once, or set_tuning_overrides) and a per-thread cache of the tuning in force.
-#include "src/cuda/common/device_tuning.hpp"
+#include "detred/cuda/detail/tuning.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -22,14 +22,10 @@ struct overrides_state {
   std::atomic<unsigned> generation{0};  // bumped on every change; per-thread caches compare it
 };
 
-// DETRED_CUDA_TUNING, plus sum.two_pass=1 when DETRED_CUDA_SUM_TWO_PASS=1 (the older switch); "" when the list does
-// not parse.
+// DETRED_CUDA_TUNING, or "" when it is unset or does not parse. The only environment variable the device calls read.
 std::string environment_overrides() {
   const char* env = std::getenv("DETRED_CUDA_TUNING");
-  std::string spec = env && parse_tuning_overrides({}, env).ok ? env : "";
-  const char* two_pass = std::getenv("DETRED_CUDA_SUM_TWO_PASS");
-  if (two_pass && two_pass[0] == '1') spec += spec.empty() ? "sum.two_pass=1" : ",sum.two_pass=1";
-  return spec;
+  return env && parse_tuning_overrides({}, env).ok ? env : "";
 }
 
 overrides_state& overrides() {
@@ -43,8 +39,6 @@ overrides_state& overrides() {
 
 device_profile query_profile(int device) {
   device_profile p;
-  check(cudaDeviceGetAttribute(&p.compute_major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-  check(cudaDeviceGetAttribute(&p.compute_minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
   check(cudaDeviceGetAttribute(&p.multiprocessors, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   int l2 = 0;
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
@@ -79,28 +73,26 @@ device_profile current_device_profile() {
   return profile_of(device);
 }
 
-launch_tuning current_tuning() {
+tuning current_tuning() {
   struct entry {
     int device = -1;
     unsigned generation = ~0u;
-    launch_tuning tuning;
+    detail::tuning value;
   };
   thread_local entry recent;  // one device per thread is the common case
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   overrides_state& o = overrides();
   const unsigned generation = o.generation.load(std::memory_order_acquire);
-  if (recent.device == device && recent.generation == generation) return recent.tuning;
+  if (recent.device == device && recent.generation == generation) return recent.value;
   std::string spec;
   {
     const std::lock_guard<std::mutex> lock(o.mutex);
     spec = o.spec;
   }
   recent = {device, generation, tuning_for(profile_of(device), spec)};
-  return recent.tuning;
+  return recent.value;
 }
-
-scan_tuning current_scan_tuning() { return current_tuning().scan; }
 
 bool set_tuning_overrides(const char* spec) {
   const std::string s = spec ? spec : "";
@@ -113,7 +105,5 @@ bool set_tuning_overrides(const char* spec) {
   o.generation.fetch_add(1, std::memory_order_acq_rel);
   return true;
 }
-
-bool reload_tuning_overrides() { return set_tuning_overrides(environment_overrides().c_str()); }
 
 }  // namespace detred::cuda::detail
