@@ -1,12 +1,12 @@
-// include/detred/distributed/: the pieces of detred::mpi and detred::nccl that need no MPI, NCCL or GPU, tested on the
-// CPU (docs/DISTRIBUTED.md):
+// src/distributed/: the pieces of detred::mpi and detred::nccl that need no MPI, NCCL or GPU, tested on the CPU
+// (docs/DISTRIBUTED.md):
 // - rank_order.hpp: the all-reduce's compile-time canonical order over P ranks equals detred::sum<float> of the P
-// values
-//   in rank order, bit for bit, for P = 1 .. 15, on inputs where the association shows, and as documented;
+//   values in rank order, bit for bit, for P = 1 .. 15, on inputs where the association shows, and as documented;
 // - aligned_blocks.hpp: every range cuts into aligned complete subtrees whose roots, pushed rank by rank, give the
 //   single-process canonical sum;
 // - all_reduce_plan.hpp: the chunks tile the vector, the tail is shorter than P, the staging holds every slice;
-// - call_signature.hpp: mismatches are named.
+// - call_signature.hpp: mismatches are named; an argument error one rank flags in its record throws on every rank
+//   that reads the records, with that rank's message, before any mismatch.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "detred/accumulators/pairwise.hpp"
-#include "detred/distributed/aligned_blocks.hpp"
-#include "detred/distributed/all_reduce_plan.hpp"
-#include "detred/distributed/call_signature.hpp"
-#include "detred/distributed/rank_order.hpp"
 #include "detred/reduce.hpp"
+#include "src/distributed/aligned_blocks.hpp"
+#include "src/distributed/all_reduce_plan.hpp"
+#include "src/distributed/call_signature.hpp"
+#include "src/distributed/rank_order.hpp"
 
 namespace {
 using namespace detred;
@@ -105,20 +105,22 @@ TEST(AlignedBlocks, EveryPartitionJoinsToTheSingleProcessSum) {
 }
 
 TEST(AllReducePlan, ChunksTileTheVectorAndFitTheStaging) {
-  for (std::size_t element_bytes : {std::size_t{2}, std::size_t{4}})
-    for (std::size_t ranks = 1; ranks <= 9; ++ranks)
-      for (std::size_t chunk_bytes : {std::size_t{1}, std::size_t{40000}, std::size_t{32} << 20})
-        for (std::size_t n : {std::size_t{0}, std::size_t{1}, ranks - 1, ranks, ranks + 1, std::size_t{1001},
-                              std::size_t{(1 << 20) + 3}, std::size_t{64} << 20}) {
+  for (std::uint64_t element_bytes : {std::uint64_t{2}, std::uint64_t{4}})
+    for (std::uint64_t ranks = 1; ranks <= 9; ++ranks)
+      for (std::uint64_t chunk_bytes : {std::uint64_t{1}, std::uint64_t{40000}, std::uint64_t{32} << 20})
+        for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, ranks - 1, ranks, ranks + 1, std::uint64_t{1001},
+                                std::uint64_t{(1 << 20) + 3}, std::uint64_t{64} << 20}) {
           const auto plan = distributed::plan_all_reduce(n, ranks, chunk_bytes, element_bytes);
-          const std::size_t V = 16 / element_bytes;
-          std::size_t next = 0;
-          for (std::size_t k = 0; k < plan.chunks.size(); ++k) {
+          const std::uint64_t V = 16 / element_bytes;
+          std::uint64_t next = 0;
+          for (std::uint64_t k = 0; k < plan.chunks.size(); ++k) {
             const auto& c = plan.chunks[k];
             ASSERT_EQ(c.begin, next);
             ASSERT_GE(c.slice, 1u);
             ASSERT_LE(c.slice, plan.stride);
-            if (k + 1 < plan.chunks.size()) ASSERT_EQ(c.slice % V, 0u) << "a slice before the last breaks alignment";
+            if (k + 1 < plan.chunks.size()) {
+              ASSERT_EQ(c.slice % V, 0u) << "a slice before the last breaks alignment";
+            }
             next += ranks * c.slice;
           }
           ASSERT_EQ(plan.tail_begin, next);
@@ -128,10 +130,10 @@ TEST(AllReducePlan, ChunksTileTheVectorAndFitTheStaging) {
           ASSERT_EQ(plan.stride % V, 0u);
         }
   // 256 MiB of fp32 on 2 ranks in 32 MiB steps: 8 chunks of 4 Mi elements per rank, no tail.
-  const auto plan = distributed::plan_all_reduce(std::size_t{64} << 20, 2, std::size_t{32} << 20, 4);
+  const auto plan = distributed::plan_all_reduce(std::uint64_t{64} << 20, 2, std::uint64_t{32} << 20, 4);
   EXPECT_EQ(plan.chunks.size(), 8u);
-  EXPECT_EQ(plan.chunks[0].slice, std::size_t{4} << 20);
-  EXPECT_EQ(plan.tail_begin, std::size_t{64} << 20);
+  EXPECT_EQ(plan.chunks[0].slice, std::uint64_t{4} << 20);
+  EXPECT_EQ(plan.tail_begin, std::uint64_t{64} << 20);
 }
 
 TEST(CallSignature, MismatchesAreNamed) {
@@ -155,6 +157,37 @@ TEST(CallSignature, MismatchesAreNamed) {
   EXPECT_NE(message({1000, 3, 3, 8, 2, 0}, true).find("different operations"), std::string::npos);
   EXPECT_NE(message({1000, 3, 3, 7, 2, 5}, true).find("different options"), std::string::npos);
   EXPECT_NE(message({1000, 3, 3, 7, 3, 0}, true).find("communicator sizes"), std::string::npos);
+}
+
+// The records as the NCCL backend all-gathers them: every rank decodes the same bytes, so every rank throws alike.
+TEST(CallSignature, ARanksLocalErrorThrowsOnEveryRankWithItsMessage) {
+  using distributed::call_signature;
+  using distributed::record_bytes;
+  const call_signature a{1000, 3, 3, 7, 3, 0};
+  const auto records = [&](std::vector<std::string> errors, std::vector<call_signature> sigs) {
+    std::vector<unsigned char> all(errors.size() * record_bytes, 0xAB);  // payload bytes left as garbage
+    for (std::size_t r = 0; r < errors.size(); ++r) {
+      const std::size_t written = distributed::write_record(all.data() + r * record_bytes, sigs[r], errors[r]);
+      EXPECT_EQ(written, errors[r].empty() ? distributed::record_payload_offset : record_bytes);
+    }
+    return all;
+  };
+  const auto message = [&](const std::vector<unsigned char>& all, bool same_count = true) {
+    try {
+      distributed::check_records("f", all.data(), all.size() / record_bytes, same_count);
+    } catch (const invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(records({"", "", ""}, {a, a, a})), "no error");
+  EXPECT_EQ(message(records({"", "bad method", ""}, {a, a, a})), "detred::f: rank 1: bad method");
+  // The lowest rank's message, and before a mismatch of the signatures.
+  EXPECT_EQ(message(records({"", "first", "second"}, {a, {999, 3, 3, 7, 3, 0}, a})), "detred::f: rank 1: first");
+  EXPECT_NE(message(records({"", "", ""}, {a, {999, 3, 3, 7, 3, 0}, a})).find("rank 1 passes 999"), std::string::npos);
+  // A message longer than the payload is cut, never read past the record.
+  const std::string got = message(records({std::string(5000, 'x'), ""}, {a, a}));
+  EXPECT_EQ(got, "detred::f: rank 0: " + std::string(record_bytes - distributed::record_payload_offset - 1, 'x'));
 }
 
 }  // namespace

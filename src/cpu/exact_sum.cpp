@@ -21,8 +21,8 @@
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/detail/parallel.hpp"
-#include "detred/distributed/partial_sums.hpp"
 #include "src/cpu/exact_blocks.hpp"
+#include "src/distributed/partial_sums.hpp"
 
 namespace detred::detail {
 

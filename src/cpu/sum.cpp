@@ -5,10 +5,10 @@
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/detail/cpu_tuning.hpp"
 #include "detred/detail/parallel.hpp"
-#include "detred/distributed/partial_sums.hpp"
 #include "detred/reduce.hpp"
 #include "src/cpu/exact_sum.hpp"
 #include "src/cpu/subtree_root.hpp"
+#include "src/distributed/partial_sums.hpp"
 
 namespace detred::detail {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "detred/distributed/call_signature.hpp"
 #include "detred/mpi/error.hpp"
+#include "src/distributed/call_signature.hpp"
 
 namespace detred::mpi::detail {
 

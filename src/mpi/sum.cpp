@@ -8,11 +8,11 @@
 
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/accumulators/exact.hpp"
-#include "detred/distributed/aligned_blocks.hpp"
-#include "detred/distributed/call_signature.hpp"
-#include "detred/distributed/partial_sums.hpp"
 #include "detred/mpi/exact.hpp"
 #include "detred/mpi/sum.hpp"
+#include "src/distributed/aligned_blocks.hpp"
+#include "src/distributed/call_signature.hpp"
+#include "src/distributed/partial_sums.hpp"
 #include "src/mpi/errors_return.hpp"
 
 namespace detred::mpi::detail {
@@ -56,7 +56,7 @@ Acc canonical_root(const T* data, MPI_Comm comm, int rank, const std::vector<cal
 }
 
 template <class A, class T>
-A exact_sum(const T* data, std::size_t n, MPI_Comm comm, const cpu_options& options) {
+A exact_sum(const T* data, std::uint64_t n, MPI_Comm comm, const cpu_options& options) {
   using state = exact_accumulator_for<T>;
   using R = typename state::range_type;
   std::uint8_t mine[state::serialized_bytes], total[state::serialized_bytes];
@@ -72,7 +72,7 @@ A exact_sum(const T* data, std::size_t n, MPI_Comm comm, const cpu_options& opti
 }  // namespace
 
 template <class A, class T>
-A sum_n(const T* data, std::size_t n_local, MPI_Comm comm, sum_method method, const cpu_options& options) {
+A sum_n(const T* data, std::uint64_t n_local, MPI_Comm comm, sum_method method, const cpu_options& options) {
   errors_return guard(comm);
   int rank = 0;
   check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -98,7 +98,7 @@ A sum_n(const T* data, std::size_t n_local, MPI_Comm comm, sum_method method, co
 }
 
 #define DETRED_INSTANTIATE_MPI_SUM(A, T) \
-  template A sum_n<A, T>(const T*, std::size_t, MPI_Comm, sum_method, const cpu_options&);
+  template A sum_n<A, T>(const T*, std::uint64_t, MPI_Comm, sum_method, const cpu_options&);
 DETRED_INSTANTIATE_MPI_SUM(float, half)
 DETRED_INSTANTIATE_MPI_SUM(double, half)
 DETRED_INSTANTIATE_MPI_SUM(float, bfloat16)

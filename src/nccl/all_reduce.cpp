@@ -2,14 +2,16 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 #include "detred/cuda/error.hpp"
-#include "detred/distributed/all_reduce_plan.hpp"
 #include "detred/errors.hpp"
 #include "detred/nccl/all_reduce.hpp"
+#include "src/distributed/all_reduce_plan.hpp"
+#include "src/distributed/call_signature.hpp"
 #include "src/nccl/combine.hpp"
 #include "src/nccl/state.hpp"
 
@@ -22,43 +24,36 @@ constexpr ncclDataType_t nccl_type() {
 }
 
 // Chunk step 1: rank j receives every other rank's part of slice j (slices of s elements from in + c0) into
-// staged[r * s ...], the shape of a reduce-scatter. P == 2 may do it as one all-gather of each rank's part of the other
-// rank's slice: slot r of the result is rank r's contribution, where the combine reads it.
+// staged[r * s ...], the shape of a reduce-scatter.
 template <class T>
-void exchange(context::state& st, const T* in, T* staged, std::size_t s, bool by_all_gather, cudaStream_t stream) {
-  if (by_all_gather) {
-    check(ncclAllGather(in + std::size_t(1 - st.rank) * s, staged, s, nccl_type<T>(), st.comm, stream),
-          "ncclAllGather (exchange)", st.comm);
-    return;
-  }
+void exchange(context::state& st, const T* in, T* staged, std::uint64_t s, cudaStream_t stream) {
   check(ncclGroupStart(), "ncclGroupStart", st.comm);
   for (int r = 0; r < st.size; ++r) {
     if (r == st.rank) continue;
-    check(ncclSend(in + std::size_t(r) * s, s, nccl_type<T>(), r, st.comm, stream), "ncclSend (exchange)", st.comm);
-    check(ncclRecv(staged + std::size_t(r) * s, s, nccl_type<T>(), r, st.comm, stream), "ncclRecv (exchange)", st.comm);
+    check(ncclSend(in + std::uint64_t(r) * s, s, nccl_type<T>(), r, st.comm, stream), "ncclSend (exchange)", st.comm);
+    check(ncclRecv(staged + std::uint64_t(r) * s, s, nccl_type<T>(), r, st.comm, stream), "ncclRecv (exchange)",
+          st.comm);
   }
   check(ncclGroupEnd(), "ncclGroupEnd (exchange)", st.comm);
 }
 
 // Chunk step 3: every rank's combined slice to everyone (in place: this rank's slice is already at out + rank * s).
 template <class T>
-void gather(context::state& st, T* out, std::size_t s, cudaStream_t stream) {
-  check(ncclAllGather(out + std::size_t(st.rank) * s, out, s, nccl_type<T>(), st.comm, stream),
+void gather(context::state& st, T* out, std::uint64_t s, cudaStream_t stream) {
+  check(ncclAllGather(out + std::uint64_t(st.rank) * s, out, s, nccl_type<T>(), st.comm, stream),
         "ncclAllGather (combined slices)", st.comm);
 }
 
 template <class T>
-void scatter_combine_gather(context::state& st, const T* in, T* out, std::size_t n, cudaStream_t stream,
-                            all_reduce_mode mode, const all_reduce_options& options) {
-  const std::size_t P = std::size_t(st.size);
-  const bool by_all_gather = options.exchange == all_reduce_exchange::all_gather;
-  if (by_all_gather && P != 2)
-    detred::detail::throw_invalid("nccl::all_reduce", "all_reduce_exchange::all_gather needs exactly 2 ranks");
+void scatter_combine_gather(context::state& st, const T* in, T* out, std::uint64_t n, cudaStream_t stream,
+                            const all_reduce_options& options) {
+  const std::uint64_t P = std::uint64_t(st.size);
   const distributed::all_reduce_plan plan = distributed::plan_all_reduce(n, P, options.chunk_bytes, sizeof(T));
   // Two staging areas (chunk k uses k % 2), each of P slots of plan.stride elements.
   T* staged[2];
   staged[0] = reinterpret_cast<T*>(st.staging.reserve(2 * P * plan.stride * sizeof(T)));
   staged[1] = staged[0] + P * plan.stride;
+  const bool exact = options.method == sum_method::exact;
 
   // Chunk k's combine runs on the side stream between its exchange and its gather, so that it overlaps chunk k + 1's
   // exchange.
@@ -66,11 +61,11 @@ void scatter_combine_gather(context::state& st, const T* in, T* out, std::size_t
   for (std::size_t k = 0; k < chunks; ++k) {
     const auto [c0, s] = plan.chunks[k];
     const int b = int(k % 2);
-    exchange(st, in + c0, staged[b], s, by_all_gather, stream);
+    exchange(st, in + c0, staged[b], s, stream);
     cuda::check(cudaEventRecord(st.exchanged[b], stream), "detred::nccl: cudaEventRecord");
     cuda::check(cudaStreamWaitEvent(st.side, st.exchanged[b], 0), "detred::nccl: cudaStreamWaitEvent");
-    const std::size_t mine = c0 + std::size_t(st.rank) * s;
-    detail::launch_combine(in + mine, staged[b], s, st.size, st.rank, out + mine, s, mode, st.side);
+    const std::uint64_t mine = c0 + std::uint64_t(st.rank) * s;
+    detail::launch_combine(in + mine, staged[b], s, st.size, st.rank, out + mine, s, exact, st.side);
     cuda::check(cudaEventRecord(st.combined[b], st.side), "detred::nccl: cudaEventRecord");
     if (k > 0) {
       cuda::check(cudaStreamWaitEvent(stream, st.combined[1 - b], 0), "detred::nccl: cudaStreamWaitEvent");
@@ -83,58 +78,57 @@ void scatter_combine_gather(context::state& st, const T* in, T* out, std::size_t
   }
   // The tail, fewer than P elements: every rank gathers every rank's tail and combines all of it (P * t < P * P
   // elements: they fit a staging area).
-  const std::size_t c0 = plan.tail_begin, t = n - c0;
+  const std::uint64_t c0 = plan.tail_begin, t = n - c0;
   if (t > 0) {
     T* gathered = staged[chunks % 2];
     check(ncclAllGather(in + c0, gathered, t, nccl_type<T>(), st.comm, stream), "ncclAllGather (tail)", st.comm);
-    detail::launch_combine(gathered + std::size_t(st.rank) * t, static_cast<const T*>(gathered), t, st.size, st.rank,
-                           out + c0, t, mode, stream);
+    detail::launch_combine(gathered + std::uint64_t(st.rank) * t, static_cast<const T*>(gathered), t, st.size, st.rank,
+                           out + c0, t, exact, stream);
   }
 }
 
-// The naive approach, for comparison: every rank gathers every whole buffer, then combines all n elements.
+// The arguments one rank can check alone; empty when they are valid.
 template <class T>
-void naive_all_gather(context::state& st, const T* in, T* out, std::size_t n, cudaStream_t stream,
-                      all_reduce_mode mode) {
-  T* gathered = reinterpret_cast<T*>(st.staging.reserve(std::size_t(st.size) * n * sizeof(T)));
-  check(ncclAllGather(in, gathered, n, nccl_type<T>(), st.comm, stream), "ncclAllGather (naive)", st.comm);
-  detail::launch_combine(gathered + std::size_t(st.rank) * n, static_cast<const T*>(gathered), n, st.size, st.rank, out,
-                         n, mode, stream);
+std::string local_error(const T* in, const T* out, std::uint64_t n, const all_reduce_options& options) {
+  if (n > 0 && (in == nullptr || out == nullptr)) return "d_in or d_out is null but n > 0";
+  if (options.method != sum_method::tree && options.method != sum_method::exact)
+    return "options.method is sum_method::" + std::string(to_string(options.method)) +
+           "; the all-reduce has tree and exact";
+  if (options.chunk_bytes == 0) return "options.chunk_bytes is 0";
+  return {};
 }
 
 template <class T>
-void all_reduce_any(context& ctx, const T* in, T* out, std::size_t n, cudaStream_t stream, all_reduce_mode mode,
+void all_reduce_any(context& ctx, const T* in, T* out, std::uint64_t n, cudaStream_t stream,
                     const all_reduce_options& options) {
   context::state& st = ctx.internals();
   st.require_device("nccl::all_reduce");
-  if (n > 0 && (in == nullptr || out == nullptr))
-    detred::detail::throw_invalid("nccl::all_reduce", "in or out is null but n > 0");
+  const std::string error = local_error(in, out, n, options);
   if (options.check_arguments) {
-    // Everything that shapes the messages must match: mode and algorithm (the operation), exchange and chunk size.
-    const distributed::call_signature mine{n,
-                                           distributed::type_code<T>(),
-                                           distributed::type_code<T>(),
-                                           200 + std::uint32_t(mode) * 4 + std::uint32_t(options.algorithm),
-                                           0,
-                                           std::uint64_t(options.chunk_bytes) * 4 + std::uint64_t(options.exchange)};
-    st.exchange_records("nccl::all_reduce", mine, stream, true);
+    // Everything that shapes the messages must match: the count, the type, the method (the operation) and the chunk
+    // size. A rank's local error is reported on every rank.
+    distributed::call_signature mine;
+    mine.count = n;
+    mine.input = mine.accumulation = distributed::type_code<T>();
+    mine.operation = 200 + std::uint32_t(options.method);
+    mine.options = options.chunk_bytes;
+    st.exchange_records("nccl::all_reduce", mine, error, stream, true);
+  } else if (!error.empty()) {
+    detred::detail::throw_invalid("nccl::all_reduce", error);
   }
   if (n == 0) return;
-  if (options.algorithm == all_reduce_algorithm::naive_all_gather)
-    naive_all_gather(st, in, out, n, stream, mode);
-  else
-    scatter_combine_gather(st, in, out, n, stream, mode, options);
+  scatter_combine_gather(st, in, out, n, stream, options);
 }
 
 }  // namespace
 
-void all_reduce(context& ctx, const float* d_in, float* d_out, std::size_t n, cudaStream_t stream, all_reduce_mode mode,
+void all_reduce(context& ctx, const float* d_in, float* d_out, std::uint64_t n, cudaStream_t stream,
                 const all_reduce_options& options) {
-  all_reduce_any(ctx, d_in, d_out, n, stream, mode, options);
+  all_reduce_any(ctx, d_in, d_out, n, stream, options);
 }
-void all_reduce(context& ctx, const bfloat16* d_in, bfloat16* d_out, std::size_t n, cudaStream_t stream,
-                all_reduce_mode mode, const all_reduce_options& options) {
-  all_reduce_any(ctx, d_in, d_out, n, stream, mode, options);
+void all_reduce(context& ctx, const bfloat16* d_in, bfloat16* d_out, std::uint64_t n, cudaStream_t stream,
+                const all_reduce_options& options) {
+  all_reduce_any(ctx, d_in, d_out, n, stream, options);
 }
 
 }  // namespace detred::nccl

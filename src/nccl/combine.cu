@@ -1,19 +1,19 @@
-// The all-reduce's combine kernels (combine.hpp). Canonical mode: the canonical order over the P ranks' values
+// The all-reduce's combine kernels (combine.hpp). sum_method::tree: the canonical order over the P ranks' values
 // (docs/ORDER.md: complete trees over the blocks of P's binary digits, left-folded), written out at compile time for
-// P <= 8 (include/detred/distributed/rank_order.hpp) (straight-line code, 16-byte vector loads, one per rank) and by
-// the binary counter for larger P. Exact mode: one exact_accumulator<float> per element (12 limbs, local memory; the
-// exact mode has no speed bar). The grid and the vector width never change a bit: each element is reduced alone. Device
-// arithmetic is plain IEEE addition (the library builds with --fmad=false and no fast-math).
+// P <= 8 (src/distributed/rank_order.hpp: straight-line code, 16-byte vector loads, one per rank) and by the binary
+// counter for larger P. sum_method::exact: one exact_accumulator<float> per element (12 limbs, local memory; the
+// exact all-reduce has no speed bar). The grid and the vector width never change a bit: each element is reduced alone.
+// Device arithmetic is plain IEEE addition (the library builds with --fmad=false and no fast-math).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/error.hpp"
-#include "detred/distributed/rank_order.hpp"
 #include "detred/order.hpp"
 #include "detred/types/bfloat16.hpp"
 #include "detred/types/float_traits.hpp"
+#include "src/distributed/rank_order.hpp"
 #include "src/nccl/combine.hpp"
 
 namespace detred::nccl::detail {
@@ -37,13 +37,13 @@ struct add_floats {
 };
 
 template <class T>
-__device__ __forceinline__ const T* source(const T* own, const T* staged, std::size_t stride, int r, int me) {
-  return r == me ? own : staged + std::size_t(r) * stride;
+__device__ __forceinline__ const T* source(const T* own, const T* staged, std::uint64_t stride, int r, int me) {
+  return r == me ? own : staged + std::uint64_t(r) * stride;
 }
 
-// One element, any P: canonical by the binary counter, or exact.
+// One element, any P: the canonical order by the binary counter, or exact.
 template <class T, bool Exact>
-__device__ T combine_element(const T* own, const T* staged, std::size_t stride, int ranks, int me, std::size_t e) {
+__device__ T combine_element(const T* own, const T* staged, std::uint64_t stride, int ranks, int me, std::uint64_t e) {
   if constexpr (Exact) {
     exact_accumulator<float> acc;
     for (int r = 0; r < ranks; ++r) acc.add(source(own, staged, stride, r, me)[e]);
@@ -56,21 +56,22 @@ __device__ T combine_element(const T* own, const T* staged, std::size_t stride, 
 }
 
 template <class T, bool Exact>
-__global__ void combine_any_ranks(const T* own, const T* staged, std::size_t stride, int ranks, int me, T* out,
-                                  std::size_t count) {
-  for (std::size_t e = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::size_t(gridDim.x) * blockDim.x)
+__global__ void combine_any_ranks(const T* own, const T* staged, std::uint64_t stride, int ranks, int me, T* out,
+                                  std::uint64_t count) {
+  for (std::uint64_t e = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; e < count;
+       e += std::uint64_t(gridDim.x) * blockDim.x)
     out[e] = combine_element<T, Exact>(own, staged, stride, ranks, me, e);
 }
 
-// Canonical mode, P known at compile time: each thread loads one 16-byte vector from each rank and reduces its lanes.
-// Requires 16-byte aligned own, staged, out and stride * sizeof(T); the last count % V elements go element-wise.
+// The canonical order, P known at compile time: each thread loads one 16-byte vector from each rank and reduces its
+// lanes. Requires 16-byte aligned own, staged, out and stride * sizeof(T); the last count % V elements go element-wise.
 template <class T, int P>
-__global__ void combine_vectors(const T* own, const T* staged, std::size_t stride, int me, T* out, std::size_t count) {
+__global__ void combine_vectors(const T* own, const T* staged, std::uint64_t stride, int me, T* out,
+                                std::uint64_t count) {
   constexpr int V = 16 / sizeof(T);
-  const std::size_t vectors = count / V;
-  const std::size_t step = std::size_t(gridDim.x) * blockDim.x;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < vectors; i += step) {
+  const std::uint64_t vectors = count / V;
+  const std::uint64_t step = std::uint64_t(gridDim.x) * blockDim.x;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < vectors; i += step) {
     uint4 v[P];
 #pragma unroll
     for (int r = 0; r < P; ++r) v[r] = reinterpret_cast<const uint4*>(source(own, staged, stride, r, me))[i];
@@ -82,7 +83,7 @@ __global__ void combine_vectors(const T* own, const T* staged, std::size_t strid
     }
     reinterpret_cast<uint4*>(out)[i] = *reinterpret_cast<const uint4*>(result);
   }
-  for (std::size_t e = vectors * V + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; e < count; e += step) {
+  for (std::uint64_t e = vectors * V + blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; e < count; e += step) {
     const auto load = [&](int r) { return to_float(source(own, staged, stride, r, me)[e]); };
     out[e] = from_float<T>(distributed::rank_order_sum<P>(load));
   }
@@ -90,7 +91,7 @@ __global__ void combine_vectors(const T* own, const T* staged, std::size_t strid
 
 // combine_vectors for P = ranks (1 <= ranks <= 8), chosen by recursion over P.
 template <class T, int P = 1>
-void launch_vectors(int ranks, const T* own, const T* staged, std::size_t stride, int me, T* out, std::size_t count,
+void launch_vectors(int ranks, const T* own, const T* staged, std::uint64_t stride, int me, T* out, std::uint64_t count,
                     unsigned grid, cudaStream_t stream) {
   if constexpr (P < 8) {
     if (ranks != P) return launch_vectors<T, P + 1>(ranks, own, staged, stride, me, out, count, grid, stream);
@@ -103,15 +104,15 @@ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15
 }  // namespace
 
 template <class T>
-void launch_combine(const T* own, const T* staged, std::size_t stride, int ranks, int me, T* out, std::size_t count,
-                    all_reduce_mode mode, cudaStream_t stream) {
+void launch_combine(const T* own, const T* staged, std::uint64_t stride, int ranks, int me, T* out, std::uint64_t count,
+                    bool exact, cudaStream_t stream) {
   if (count == 0) return;
-  const std::size_t threads_needed = (count + 3) / 4;
+  const std::uint64_t threads_needed = (count + 3) / 4;
   // At most 528 blocks of 256 threads: half the H100/H200 thread slots, so that the NCCL kernels of the next chunk
   // find room beside a combine (speed only: each element is reduced alone).
   const unsigned grid = unsigned(threads_needed / 256 + 1 < 528 ? threads_needed / 256 + 1 : 528);
   const bool vectors = aligned16(own) && aligned16(staged) && aligned16(out) && (stride * sizeof(T)) % 16 == 0;
-  if (mode == all_reduce_mode::exact) {
+  if (exact) {
     combine_any_ranks<T, true><<<grid, 256, 0, stream>>>(own, staged, stride, ranks, me, out, count);
   } else if (vectors && ranks <= 8) {
     launch_vectors(ranks, own, staged, stride, me, out, count, grid, stream);
@@ -121,9 +122,9 @@ void launch_combine(const T* own, const T* staged, std::size_t stride, int ranks
   cuda::check(cudaGetLastError(), "detred::nccl: combine kernel launch");
 }
 
-template void launch_combine<float>(const float*, const float*, std::size_t, int, int, float*, std::size_t,
-                                    all_reduce_mode, cudaStream_t);
-template void launch_combine<bfloat16>(const bfloat16*, const bfloat16*, std::size_t, int, int, bfloat16*, std::size_t,
-                                       all_reduce_mode, cudaStream_t);
+template void launch_combine<float>(const float*, const float*, std::uint64_t, int, int, float*, std::uint64_t, bool,
+                                    cudaStream_t);
+template void launch_combine<bfloat16>(const bfloat16*, const bfloat16*, std::uint64_t, int, int, bfloat16*,
+                                       std::uint64_t, bool, cudaStream_t);
 
 }  // namespace detred::nccl::detail

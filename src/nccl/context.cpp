@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -86,23 +87,22 @@ unsigned char* context::state::my_record() {
 }
 
 const unsigned char* context::state::exchange_records(const char* function, distributed::call_signature mine,
-                                                      cudaStream_t stream, bool same_count) {
+                                                      const std::string& local_error, cudaStream_t stream,
+                                                      bool same_count) {
+  using detail::record_bytes;
   mine.ranks = std::uint32_t(size);
-  unsigned char* h = host_buffer(std::size_t(size) * detail::record_bytes);
-  unsigned char* slot = h + std::size_t(rank) * detail::record_bytes;
-  std::memcpy(slot, &mine, sizeof mine);
-  unsigned char* d = records.reserve(std::size_t(size) * detail::record_bytes);
-  cuda::check(cudaMemcpyAsync(my_record(), slot, sizeof mine, cudaMemcpyHostToDevice, stream),
-              "detred::nccl: cudaMemcpyAsync (argument record)");
-  check(ncclAllGather(my_record(), d, detail::record_bytes, ncclUint8, comm, stream), "ncclAllGather (argument check)",
-        comm);
-  cuda::check(cudaMemcpyAsync(h, d, std::size_t(size) * detail::record_bytes, cudaMemcpyDeviceToHost, stream),
+  unsigned char* h = host_buffer(std::size_t(size) * record_bytes);
+  // Without an error only the header goes up: the device slot's payload may hold the exact state already.
+  const std::size_t upload = distributed::write_record(h + std::size_t(rank) * record_bytes, mine, local_error);
+  unsigned char* d = records.reserve(std::size_t(size) * record_bytes);
+  cuda::check(
+      cudaMemcpyAsync(my_record(), h + std::size_t(rank) * record_bytes, upload, cudaMemcpyHostToDevice, stream),
+      "detred::nccl: cudaMemcpyAsync (argument record)");
+  check(ncclAllGather(my_record(), d, record_bytes, ncclUint8, comm, stream), "ncclAllGather (argument check)", comm);
+  cuda::check(cudaMemcpyAsync(h, d, std::size_t(size) * record_bytes, cudaMemcpyDeviceToHost, stream),
               "detred::nccl: cudaMemcpyAsync (argument records)");
   cuda::check(cudaStreamSynchronize(stream), "detred::nccl: cudaStreamSynchronize (argument check)");
-  std::vector<distributed::call_signature> all(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r)
-    std::memcpy(&all[std::size_t(r)], h + std::size_t(r) * detail::record_bytes, sizeof(distributed::call_signature));
-  distributed::check_signatures(function, all, same_count);
+  distributed::check_records(function, h, std::size_t(size), same_count);
   return h;
 }
 

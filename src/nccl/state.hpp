@@ -7,10 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "detred/distributed/call_signature.hpp"
 #include "detred/nccl/context.hpp"
+#include "src/distributed/call_signature.hpp"
 
 namespace detred::nccl {
 
@@ -31,11 +32,10 @@ class device_buffer {
   std::size_t bytes_ = 0;
 };
 
-// Every call's first collective: one record of record_bytes a rank, the call's signature then an optional payload
-// (the exact state). A fixed size, whatever the call, so that ranks that disagree on the call still agree on the
-// collective, and the mismatch is reported instead of hanging.
-inline constexpr std::size_t record_bytes = 640;
-inline constexpr std::size_t record_payload_offset = 64;
+// Every call's first collective: one record a rank (src/distributed/call_signature.hpp).
+using distributed::record_bytes;
+using distributed::record_error_offset;
+using distributed::record_payload_offset;
 
 }  // namespace detail
 
@@ -56,10 +56,13 @@ struct context::state {
   unsigned char* host_buffer(std::size_t bytes);
   // This rank's record slot on the device (its payload at + record_payload_offset).
   unsigned char* my_record();
-  // Writes `mine` into this rank's slot, all-gathers the records on `stream`, waits, and checks the signatures
-  // (invalid_argument on every rank on a mismatch). Returns the records on the host, in rank order.
-  const unsigned char* exchange_records(const char* function, distributed::call_signature mine, cudaStream_t stream,
-                                        bool same_count);
+  // Writes `mine` (and `local_error`, this rank's own argument error, empty if none) into this rank's slot,
+  // all-gathers the records on `stream` and waits. Then, the same on every rank: invalid_argument with the lowest
+  // rank's message when any rank had a local error, else check_signatures (invalid_argument on a mismatch). Returns
+  // the records on the host, in rank order. Where there is no local error, the device slot's payload (the exact
+  // state written there before) is left as it is.
+  const unsigned char* exchange_records(const char* function, distributed::call_signature mine,
+                                        const std::string& local_error, cudaStream_t stream, bool same_count);
 };
 
 }  // namespace detred::nccl

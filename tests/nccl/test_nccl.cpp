@@ -1,7 +1,8 @@
 // detred::nccl (docs/DISTRIBUTED.md) on 1 and 2 GPUs (label gpu; skips, saying why, with fewer GPUs). One process
 // drives the GPUs, a thread per GPU (tests/nccl/gpu_ranks.hpp). Sums: every rank gets the CPU's detred::sum bits and
 // the single-GPU cuda::sum bits of the concatenated array, for several partitions. All-reduce: every element equals
-// the CPU's reduce of that element's values in rank order, for every chunk size, exchange and algorithm.
+// the CPU's sum of that element's values in rank order, for both methods, several chunk sizes and in place. Errors:
+// mismatched or invalid arguments on one rank throw invalid_argument on every rank, which stay in step.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "detred/verify/generators.hpp"
 #include "tests/nccl/gpu_ranks.hpp"
 #include "tests/support/device_array.hpp"
+#include "tests/support/device_sum.hpp"
 
 namespace {
 using namespace detred;
@@ -44,11 +46,10 @@ T* upload(const T* host, std::size_t n) {
   return d;
 }
 
-// One sum case: the whole array, where each rank's part starts (cut[r]) and the method.
+// One sum case: the whole array, where each rank's part starts (cut[r]) and the options.
 struct sum_case {
   std::string what;
-  std::vector<std::size_t> cut;  // gpus + 1 offsets
-  sum_method method;
+  std::vector<std::size_t> cut;                                                          // gpus + 1 offsets
   std::function<std::uint64_t(nccl::context&, std::size_t begin, std::size_t end)> run;  // raw bits of nccl::sum
   std::uint64_t cpu = 0, one_gpu = 0;
 };
@@ -63,20 +64,24 @@ void add_sum_cases(std::vector<sum_case>& cases, int gpus, std::shared_ptr<const
   } else {
     cuts = {{0, n / 2, n}, {0, std::min(n, n / 3 + 7), n}, {0, 0, n}, {0, n, n}};
   }
-  for (sum_method method : {sum_method::tree, sum_method::exact}) {
-    const std::uint64_t cpu = raw(sum<A>(x->data(), n, method));
-    const std::uint64_t one_gpu = raw(cuda::sum_host_data<A>(std::span<const T>(*x), method));
+  // The launch fields of sum_options go to each rank's cuda::sum of its blocks: speed only, the same bits.
+  const cuda::sum_options launch{
+      .method = sum_method::tree, .block_threads = 64, .grid_blocks = 3, .tiles_per_chunk = 2};
+  for (const cuda::sum_options& options :
+       {cuda::sum_options{.method = sum_method::tree}, launch, cuda::sum_options{.method = sum_method::exact}}) {
+    const std::uint64_t cpu = raw(sum<A>(x->data(), n, options.method));
+    const std::uint64_t one_gpu = raw(test::sum_host_data<A>(std::span<const T>(*x), {.method = options.method}));
+    const std::string name = std::string(to_string(options.method)) + (options.block_threads ? " (launch)" : "");
     for (const auto& cut : cuts) {
       sum_case c;
-      c.what = what + " " + std::string(to_string(method)) + " " + float_traits<A>::name + "<-" +
-               float_traits<T>::name + " n=" + std::to_string(n) + " cut at " + std::to_string(cut[1]);
+      c.what = what + " " + name + " " + float_traits<A>::name + "<-" + float_traits<T>::name +
+               " n=" + std::to_string(n) + " cut at " + std::to_string(cut[1]);
       c.cut = cut;
-      c.method = method;
       c.cpu = cpu;
       c.one_gpu = one_gpu;
-      c.run = [x, method](nccl::context& ctx, std::size_t begin, std::size_t end) {
+      c.run = [x, options](nccl::context& ctx, std::size_t begin, std::size_t end) {
         T* d = upload(x->data() + begin, end - begin);
-        const A r = nccl::sum<A>(ctx, d, end - begin, nullptr, method);
+        const A r = nccl::sum<A>(ctx, d, end - begin, nullptr, options);
         cudaFree(d);
         return raw(r);
       };
@@ -127,12 +132,12 @@ TEST(NcclSum, TwoGpusGiveTheCpuBitsForEveryPartition) {
   sums_on(2);
 }
 
-// The CPU's element-wise reference: each element reduced over ranks in rank order.
+// The CPU's element-wise reference: each element summed over ranks in rank order.
 template <class T>
-T reference(const std::vector<std::vector<T>>& in, std::size_t e, nccl::all_reduce_mode mode) {
+T reference(const std::vector<std::vector<T>>& in, std::size_t e, sum_method method) {
   std::vector<T> values;
   for (const auto& v : in) values.push_back(v[e]);
-  if (mode == nccl::all_reduce_mode::exact) {
+  if (method == sum_method::exact) {
     exact_accumulator<float> acc;
     acc.add(values.data(), values.size());
     return acc.rounded<T>();
@@ -145,8 +150,7 @@ T reference(const std::vector<std::vector<T>>& in, std::size_t e, nccl::all_redu
 }
 
 struct all_reduce_case {
-  std::size_t n;
-  nccl::all_reduce_mode mode;
+  std::uint64_t n;
   nccl::all_reduce_options options;
   bool in_place;
   std::string what;
@@ -154,26 +158,15 @@ struct all_reduce_case {
 
 template <class T>
 void all_reduces_on(int gpus) {
-  using nccl::all_reduce_algorithm;
-  using nccl::all_reduce_exchange;
-  using nccl::all_reduce_mode;
   std::vector<all_reduce_case> cases;
-  for (all_reduce_mode mode : {all_reduce_mode::canonical, all_reduce_mode::exact})
-    for (std::size_t n :
-         {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{1001}, std::size_t{(1 << 20) + 3}}) {
-      const std::string m = mode == all_reduce_mode::exact ? "exact" : "canonical";
-      cases.push_back({n, mode, {}, false, m + " default"});
-      nccl::all_reduce_options small_chunks;
-      small_chunks.chunk_bytes = 40000;  // many pipeline steps, slices not a power of two
-      cases.push_back({n, mode, small_chunks, true, m + " small chunks, in place"});
-      nccl::all_reduce_options naive;
-      naive.algorithm = all_reduce_algorithm::naive_all_gather;
-      cases.push_back({n, mode, naive, false, m + " naive all-gather"});
-      if (gpus == 2) {
-        nccl::all_reduce_options by_all_gather = small_chunks;
-        by_all_gather.exchange = all_reduce_exchange::all_gather;
-        cases.push_back({n, mode, by_all_gather, false, m + " exchange by all-gather"});
-      }
+  for (sum_method method : {sum_method::tree, sum_method::exact})
+    for (std::uint64_t n :
+         {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1001}, std::uint64_t{(1 << 20) + 3}}) {
+      const std::string m(to_string(method));
+      cases.push_back({n, {.method = method}, false, m + " default"});
+      // Many pipeline steps, slices not a power of two.
+      cases.push_back({n, {.method = method, .chunk_bytes = 40000}, true, m + " small chunks, in place"});
+      if (n <= 1001) cases.push_back({n, {.method = method, .chunk_bytes = 1}, false, m + " one vector a slice"});
     }
   // Inputs per (n, rank); outputs per (case, rank).
   std::map<std::size_t, std::vector<std::vector<T>>> in;
@@ -192,7 +185,7 @@ void all_reduces_on(int gpus) {
       const std::vector<T>& mine = in[c.n][std::size_t(rank)];
       T* d_in = upload(mine.data(), c.n);
       T* d_out = c.in_place ? d_in : upload(mine.data(), c.n);
-      nccl::all_reduce(ctx, d_in, d_out, c.n, nullptr, c.mode, c.options);
+      nccl::all_reduce(ctx, d_in, d_out, c.n, nullptr, c.options);
       std::vector<T>& o = out[i][std::size_t(rank)];
       o.resize(c.n);
       cuda::check(cudaMemcpy(o.data(), d_out, c.n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
@@ -200,12 +193,12 @@ void all_reduces_on(int gpus) {
       if (!c.in_place) cudaFree(d_out);
     }
   });
-  std::map<std::pair<std::size_t, all_reduce_mode>, std::vector<T>> expected_for;  // computed once per (n, mode)
+  std::map<std::pair<std::uint64_t, sum_method>, std::vector<T>> expected_for;  // computed once per (n, method)
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const all_reduce_case& c = cases[i];
-    std::vector<T>& expected_values = expected_for[{c.n, c.mode}];
+    std::vector<T>& expected_values = expected_for[{c.n, c.options.method}];
     if (expected_values.size() != c.n)
-      for (std::size_t e = 0; e < c.n; ++e) expected_values.push_back(reference(in[c.n], e, c.mode));
+      for (std::size_t e = 0; e < c.n; ++e) expected_values.push_back(reference(in[c.n], e, c.options.method));
     std::size_t wrong = 0;
     for (std::size_t e = 0; e < c.n; ++e) {
       const T expected = expected_values[e];
@@ -216,7 +209,7 @@ void all_reduces_on(int gpus) {
     }
     EXPECT_EQ(wrong, 0u) << c.what << " n=" << c.n;
   }
-  std::printf("%d GPU(s), %s: %zu all-reduce cases, every element equal to the CPU's rank-order reduce\n", gpus,
+  std::printf("%d GPU(s), %s: %zu all-reduce cases, every element equal to the CPU's rank-order sum\n", gpus,
               float_traits<T>::name, cases.size());
 }
 
@@ -257,13 +250,44 @@ TEST(NcclErrors, MismatchedSizesOrTypesThrowOnEveryRank) {
     } catch (const invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("rank 0 passes float data"), std::string::npos) << e.what();
     }
+    // An argument error that one rank alone can see (a method the all-reduce does not have, a null input) throws
+    // on every rank, with that rank's message.
+    try {
+      nccl::all_reduce(ctx, f.ptr, f.ptr, 1000, nullptr, {.method = rank == 0 ? sum_method::kahan : sum_method::tree});
+      ADD_FAILURE() << "no error";
+    } catch (const invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 0: options.method is sum_method::kahan"), std::string::npos)
+          << e.what();
+    }
+    try {
+      (void)nccl::sum(ctx, rank == 1 ? static_cast<const float*>(nullptr) : f.ptr, 1000);
+      ADD_FAILURE() << "no error";
+    } catch (const invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 1: d_in is null but n_local > 0"), std::string::npos) << e.what();
+    }
     // Still in step afterwards.
     EXPECT_EQ(nccl::sum(ctx, f.ptr, 1000), 0.0f);
+    nccl::all_reduce(ctx, f.ptr, f.ptr, 1000);
   });
   for (const std::string& s : messages) {
     EXPECT_NE(s.find("rank 0 passes 1000 elements, rank 1 passes 999"), std::string::npos) << s;
     std::printf("mismatched sizes: %s\n", s.c_str());
   }
+}
+
+// Without the argument check, a rank's own argument errors still throw (on that rank, before any collective).
+TEST(NcclErrors, InvalidOptionsThrowWithoutTheCheck) {
+  DETRED_NEED_GPUS(1);
+  test::run_on_gpus(1, [&](nccl::context& ctx, int) {
+    device_array<float> f(16);
+    EXPECT_THROW(nccl::all_reduce(ctx, f.ptr, f.ptr, 16, nullptr,
+                                  {.method = sum_method::tree_neumaier, .check_arguments = false}),
+                 invalid_argument);
+    EXPECT_THROW(nccl::all_reduce(ctx, f.ptr, f.ptr, 16, nullptr, {.chunk_bytes = 0, .check_arguments = false}),
+                 invalid_argument);
+    EXPECT_THROW((void)nccl::sum(ctx, f.ptr, 16, nullptr, {.method = sum_method::kahan}), invalid_argument);
+    EXPECT_THROW((void)nccl::sum(ctx, f.ptr, 16, nullptr, {.block_threads = 33}), invalid_argument);
+  });
 }
 
 TEST(NcclErrors, NcclFailuresCarryNcclsMessage) {

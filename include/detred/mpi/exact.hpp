@@ -1,11 +1,15 @@
 // The exact accumulator state (docs/EXACT.md) as an MPI datatype with its merge as an MPI_Op, for users' own
 // MPI_Allreduce / MPI_Reduce / MPI_Scan calls:
 //
-//   std::uint8_t mine[detred::exact_accumulator<double>::serialized_bytes], total[sizeof mine];
-//   detred::exact_accumulator<double> s;  s.add(x, n);  s.serialize(mine);
+//   using state = detred::exact_accumulator<double>;
+//   std::uint8_t mine[state::serialized_bytes], total[state::serialized_bytes];
+//   state s;
+//   s.add(x, n);
+//   s.serialize(mine);
 //   MPI_Allreduce(mine, total, 1, detred::mpi::exact_state_type<double>(), detred::mpi::exact_state_op<double>(),
-//   comm); s.deserialize(total);  double sum = s.rounded<double>();       // correctly rounded, any rank count and
-//   order
+//                 comm);
+//   s.deserialize(total);                  // false: a corrupted state
+//   double sum = s.rounded<double>();      // correctly rounded, for any rank count and order
 //
 // The datatype is the state's fixed-size, endian-independent byte form (serialized_bytes contiguous bytes, committed);
 // the operation deserializes both operands, merges (integer additions: associative and commutative, so MPI may apply it

@@ -1,6 +1,12 @@
 // Sums of an array distributed over the ranks of an MPI communicator, bitwise identical for every number of ranks and
 // every partition (docs/DISTRIBUTED.md).
 //
+//   double total = detred::mpi::sum(local.data(), local.size(), MPI_COMM_WORLD);                      // canonical tree
+//   double exact = detred::mpi::sum(local.data(), local.size(), MPI_COMM_WORLD, detred::sum_method::exact);
+//
+// The arguments are detred::sum's (data, n, method, cpu_options) with the communicator after the size: host data and
+// a host result, so no workspace and no stream; the method is a sum_method, as everywhere in detred.
+//
 // The array is the concatenation, in rank order, of each rank's local part data[0..n_local) (parts may differ in size
 // and may be empty). Every rank gets the same result:
 // - sum_method::tree, tree_neumaier: the canonical order (docs/ORDER.md) over the whole array, bit for bit what
@@ -20,7 +26,7 @@
 
 #include <mpi.h>
 
-#include <cstddef>
+#include <cstdint>
 
 #include "detred/execution.hpp"
 #include "detred/mpi/error.hpp"
@@ -31,11 +37,11 @@ namespace detred::mpi {
 
 namespace detail {
 template <class A, class T>
-A sum_n(const T* data, std::size_t n_local, MPI_Comm comm, sum_method method, const cpu_options& options);
+A sum_n(const T* data, std::uint64_t n_local, MPI_Comm comm, sum_method method, const cpu_options& options);
 }
 
 template <class Acc = default_accumulation, floating_input T>
-requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> sum(const T* data, std::size_t n_local,
+requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> sum(const T* data, std::uint64_t n_local,
                                                                                MPI_Comm comm,
                                                                                sum_method method = sum_method::tree,
                                                                                const cpu_options& options = {}) {

@@ -2,69 +2,60 @@
 // data-parallel training, with results that do not depend on NCCL's algorithm, protocol, chunking or message size
 // (docs/DISTRIBUTED.md).
 //
-// out[e] on every rank is the reduce over ranks 0, 1, ..., P-1 of in_r[e], in rank order:
-// - all_reduce_mode::canonical: the canonical order over the P values (docs/ORDER.md), plain IEEE additions in float
-//   (for bfloat16 inputs: exact widening, float additions, one rounding to bfloat16 at the end); bit for bit
-//   detred::sum<float>(values in rank order) (rounded to bfloat16). |error| <= gamma_{h(P)} sum_r |in_r[e]|.
-// - all_reduce_mode::exact: the correctly rounded sum of the P values in the output type: the same bits for any rank
-//   order.
-// NaN results are detred's canonical NaN; -0.0 only when every input is -0.0; Inf and overflow as IEEE gives them.
-// Each element's result is a function of its P values and P alone: never of n, of chunking, of the algorithm below.
+//   detred::nccl::context ctx(comm);                                    // once per communicator and rank
+//   detred::nccl::all_reduce(ctx, d_grad, d_grad, n, stream);           // in place, canonical order over ranks
+//   detred::nccl::all_reduce(ctx, d_in, d_out, n, stream, {.method = detred::sum_method::exact});
 //
-// Algorithm (all_reduce_algorithm::scatter_combine_gather, the default): the vector is cut into chunks, and each chunk
-// into P slices; rank j receives every other rank's part of slice j (ncclSend/ncclRecv in a group, the shape of a
-// reduce-scatter), combines the P values of each element in rank order with a kernel, and an ncclAllGather returns the
-// combined slices to everyone: the bytes of a ring all-reduce. Chunks are pipelined: chunk k's combine (on the
-// context's second stream) overlaps chunk k+1's exchange. For P == 2, exchange = all_gather does the exchange with an
-// ncclAllGather instead (the same bytes). naive_all_gather (every rank gathers every full buffer, then combines: P - 1
-// times the traffic per rank) gives the same bits; it is there for comparison.
+// The call follows detred's device call shape (docs/API.md) with the context in the workspace's place: the context
+// owns the staging memory, grown on demand and kept for the next call, so there is no size query.
+//
+// out[e] on every rank is the sum over ranks 0, 1, ..., P-1 of in_r[e], in rank order:
+// - sum_method::tree (the default): the canonical order over the P values (docs/ORDER.md), plain IEEE additions in
+//   float (bfloat16 inputs: exact widening, float additions, one rounding to bfloat16 at the end); bit for bit
+//   detred::sum<float>(values in rank order) (rounded to bfloat16). |error| <= gamma_{h(P)} sum_r |in_r[e]|.
+// - sum_method::exact: the correctly rounded sum of the P values in the output type: the same bits for any rank
+//   order.
+// Other methods: invalid_argument. NaN results are detred's canonical NaN; -0.0 only when every input is -0.0; Inf and
+// overflow as IEEE gives them. Each element's result is a function of its P values and P alone: never of n, of the
+// chunking, of NCCL's algorithm or of the grid. Reproducibility: gpu_to_gpu (and cpu_gpu: the CPU's rank-order sum).
+//
+// Transport: the vector is cut into chunks of options.chunk_bytes, each chunk into P slices; rank j receives every
+// other rank's part of slice j (ncclSend/ncclRecv in a group, the shape of a reduce-scatter), combines the P values of
+// each element in rank order with a kernel, and an ncclAllGather returns the combined slices to everyone: the bytes of
+// a ring all-reduce. Chunk k's combine (on the context's second stream) overlaps chunk k+1's exchange.
 //
 // in and out are device memory of the context's GPU, n elements on every rank (the same n: a mismatch throws
 // invalid_argument on every rank, when check_arguments is on). out may equal in (otherwise they must not overlap).
 // Asynchronous on `stream` (except the argument check's small round trip, which waits for it). NCCL failures throw
-// nccl_error, CUDA failures cuda_error.
+// nccl_error, CUDA failures cuda_error. Collective: every rank calls it with the same type, n, method and chunk_bytes.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "detred/nccl/context.hpp"
+#include "detred/sum_method.hpp"
 #include "detred/types/bfloat16.hpp"
 
 namespace detred::nccl {
 
-enum class all_reduce_mode {
-  canonical,  // the canonical order over ranks, float accumulation
-  exact,      // correctly rounded
-};
-
-enum class all_reduce_algorithm {
-  scatter_combine_gather,  // reduce-scatter-shaped exchange, fixed-order combine, all-gather (the bytes of a ring)
-  naive_all_gather,        // all-gather every rank's whole buffer, then combine (for comparison)
-};
-
-enum class all_reduce_exchange {
-  automatic,   // send_recv for now (not yet measured against all_gather: docs/PERFORMANCE.md)
-  send_recv,   // ncclSend / ncclRecv in a group
-  all_gather,  // P == 2 only: an ncclAllGather of each rank's part of the other rank's slice
-};
-
 struct all_reduce_options {
-  all_reduce_algorithm algorithm = all_reduce_algorithm::scatter_combine_gather;
-  all_reduce_exchange exchange = all_reduce_exchange::automatic;
-  // Bytes of the vector handled per pipeline step (all ranks' slices together); rounded to whole vectors of 16 bytes
-  // per rank. Speed only.
+  // sum_method::tree (the canonical order over ranks) or sum_method::exact (correctly rounded).
+  sum_method method = sum_method::tree;
+  // Bytes of the vector handled per pipeline step (all ranks' slices together), >= 1; rounded to whole 16-byte
+  // vectors per rank. Speed only, never bits; the context keeps two steps of staging (2 * chunk_bytes at most).
   std::size_t chunk_bytes = std::size_t{32} << 20;
-  // All-gather a record of (n, type, mode) first and throw invalid_argument on every rank when they differ. Costs one
-  // small collective and a host round trip; turn it off only where every rank is known to pass the same arguments (a
-  // mismatch then hangs or corrupts, as with NCCL itself).
+  // All-gather a record of (n, type, method, chunk_bytes) first and throw invalid_argument on every rank when they
+  // differ. Costs one small collective and a host round trip; turn it off only where every rank is known to pass the
+  // same arguments (a mismatch then hangs or corrupts, as with NCCL itself).
   bool check_arguments = true;
 };
 
-void all_reduce(context& ctx, const float* d_in, float* d_out, std::size_t n, cudaStream_t stream = nullptr,
-                all_reduce_mode mode = all_reduce_mode::canonical, const all_reduce_options& options = {});
-void all_reduce(context& ctx, const bfloat16* d_in, bfloat16* d_out, std::size_t n, cudaStream_t stream = nullptr,
-                all_reduce_mode mode = all_reduce_mode::canonical, const all_reduce_options& options = {});
+void all_reduce(context& ctx, const float* d_in, float* d_out, std::uint64_t n, cudaStream_t stream = nullptr,
+                const all_reduce_options& options = {});
+void all_reduce(context& ctx, const bfloat16* d_in, bfloat16* d_out, std::uint64_t n, cudaStream_t stream = nullptr,
+                const all_reduce_options& options = {});
 
 }  // namespace detred::nccl

@@ -1,12 +1,17 @@
 // What every rank of a distributed detred call says about its arguments before any data moves, so that mismatched
 // types, methods or sizes give every rank the same clear error instead of a hang or garbage (docs/DISTRIBUTED.md).
-// Host-only; no MPI or NCCL dependency: the backends all-gather these fixed-size records and call check_signatures.
+// Internal (not installed); host-only, no MPI or NCCL dependency: the backends all-gather these fixed-size records and
+// call check_signatures.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "detred/errors.hpp"
 #include "detred/types/float_traits.hpp"
@@ -73,6 +78,44 @@ inline void check_signatures(const char* function, std::span<const call_signatur
     }
     if (!why.empty()) detail::throw_invalid(function, "mismatched arguments across ranks: " + why);
   }
+}
+
+// The fixed-size record a rank all-gathers before an NCCL call (record_bytes a rank, whatever the call, so that ranks
+// that disagree on the call still agree on the collective): the signature in bytes [0, 32); at record_error_offset a
+// flag, 1 when the rank's own arguments are invalid; from record_payload_offset a payload: the call's data (the exact
+// state of nccl::sum), or, with the flag, the rank's error message, NUL-terminated.
+inline constexpr std::size_t record_bytes = 640;
+inline constexpr std::size_t record_error_offset = 32;
+inline constexpr std::size_t record_payload_offset = 64;
+
+// Writes this rank's record header (signature and flag) at `slot`, and the message after it when local_error is not
+// empty (cut to fit). Returns the bytes written: record_payload_offset, or record_bytes with a message.
+inline std::size_t write_record(unsigned char* slot, const call_signature& mine, const std::string& local_error) {
+  std::memset(slot, 0, record_payload_offset);
+  std::memcpy(slot, &mine, sizeof mine);
+  if (local_error.empty()) return record_payload_offset;
+  slot[record_error_offset] = 1;
+  const std::size_t length = std::min(local_error.size(), record_bytes - record_payload_offset - 1);
+  std::memcpy(slot + record_payload_offset, local_error.data(), length);
+  slot[record_payload_offset + length] = 0;
+  return record_bytes;
+}
+
+// Checks the all-gathered records (`ranks` of them, in rank order), the same way on every rank: invalid_argument
+// "rank r: <message>" for the lowest rank r that flagged a local error, else check_signatures.
+inline void check_records(const char* function, const unsigned char* records, std::size_t ranks, bool same_count) {
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const unsigned char* record = records + r * record_bytes;
+    if (record[record_error_offset] != 0) {
+      const char* message = reinterpret_cast<const char*>(record + record_payload_offset);
+      std::size_t length = 0;
+      while (length < record_bytes - record_payload_offset && message[length] != '\0') ++length;
+      detail::throw_invalid(function, "rank " + std::to_string(r) + ": " + std::string(message, length));
+    }
+  }
+  std::vector<call_signature> all(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) std::memcpy(&all[r], records + r * record_bytes, sizeof(call_signature));
+  check_signatures(function, all, same_count);
 }
 
 }  // namespace detred::distributed

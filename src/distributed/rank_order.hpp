@@ -1,8 +1,8 @@
 // The canonical order over P ranks' values (docs/ORDER.md with n = P), written out at compile time: the complete
 // trees over the blocks of P's binary digits, left-folded, largest first. P = 2: x0 + x1; P = 3: (x0 + x1) + x2;
 // P = 4: (x0 + x1) + (x2 + x3); P = 6: ((x0 + x1) + (x2 + x3)) + (x4 + x5). Bit for bit detred::sum<float> of the P
-// values in rank order (tests/test_rank_order.cpp). Straight-line code for the all-reduce's combine kernel
-// (src/nccl/combine.cu); host and device.
+// values in rank order (tests/test_distributed.cpp). Straight-line code for the all-reduce's combine kernel
+// (src/nccl/combine.cu); host and device. Internal (not installed).
 #pragma once
 
 #include "detred/config.hpp"

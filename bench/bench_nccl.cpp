@@ -1,12 +1,13 @@
 // detred::nccl on the GPU machine (docs/PERFORMANCE.md, "Distributed"): one process, a thread per GPU
 // (tests/nccl/gpu_ranks.hpp). Peers in the same program:
 //   A. element-wise all-reduce of 256 MiB per GPU on 2 GPUs: ncclAllReduce (sum) against detred::nccl::all_reduce
-//      (canonical and exact modes, exchanges, chunk sizes) and the naive all-gather approach; fp32 and bf16.
-//      Each iteration: both threads meet at a barrier, then time their call with CUDA events; an iteration's time is
-//      the slower rank's; figures are medians.
-//   B. scalar sums of 1 GiB of fp32 per GPU: detred::cuda::sum_to_host on one GPU against detred::nccl::sum on 1 and
-//      2 GPUs (tree and exact), host wall-clock per call (each call returns its value to the host), medians; and the
-//      bits of all of them against the CPU.
+//      (sum_method::tree at several chunk sizes, with and without the argument check; sum_method::exact), and an
+//      ncclAllGather of the whole buffers (the transport alone of the naive approach, which gathers every rank's
+//      buffer and then combines); fp32 and bf16. Each iteration: both threads meet at a barrier, then time their call
+//      with CUDA events; an iteration's time is the slower rank's; figures are medians.
+//   B. scalar sums of 1 GiB of fp32 per GPU: detred::cuda::sum and cuda::to_host on one GPU against
+//      detred::nccl::sum on 1 and 2 GPUs (tree and exact), host wall-clock per call (each call returns its value to
+//      the host), medians; and the bits of all of them against the CPU.
 // Usage: bench_nccl [iterations]
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -22,8 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/support/bench_support.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
+#include "detred/cuda/workspace.hpp"
 #include "detred/nccl.hpp"
 #include "detred/reduce.hpp"
 #include "tests/nccl/gpu_ranks.hpp"
@@ -33,10 +36,7 @@ using namespace detred;
 
 int iterations = 30;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using bench::median;
 
 template <class T>
 std::vector<T> host_values(std::size_t n, std::uint64_t seed) {
@@ -60,22 +60,13 @@ struct timer {
   std::vector<std::vector<double>> ms;
   explicit timer(int r) : ranks(r), meet(r), ms(std::size_t(r)) {}
   double run(int rank, cudaStream_t stream, const std::function<void()>& op) {
-    cudaEvent_t start, stop;
-    cuda::check(cudaEventCreate(&start), "cudaEventCreate");
-    cuda::check(cudaEventCreate(&stop), "cudaEventCreate");
+    bench::event_pair events;
     ms[std::size_t(rank)].clear();
     for (int i = 0; i < 3 + iterations; ++i) {
       meet.arrive_and_wait();
-      cuda::check(cudaEventRecord(start, stream), "cudaEventRecord");
-      op();
-      cuda::check(cudaEventRecord(stop, stream), "cudaEventRecord");
-      cuda::check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-      float t = 0;
-      cuda::check(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
+      const double t = events.seconds_per_call(op, 1, stream) * 1e3;
       if (i >= 3) ms[std::size_t(rank)].push_back(t);
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
     meet.arrive_and_wait();
     std::vector<double> slower(ms[0].size());
     for (std::size_t i = 0; i < slower.size(); ++i)
@@ -107,31 +98,22 @@ void all_reduce_table(int gpus, std::size_t bytes) {
                     bytes >> 20, name.c_str(), t, double(bytes) / t / 1e6, base / t);
     };
     report("ncclAllReduce (sum, NCCL's choice of algorithm)", base);
-    auto detred_variant = [&](const std::string& name, nccl::all_reduce_mode mode, nccl::all_reduce_options o) {
-      report(name, clock.run(rank, s, [&] { nccl::all_reduce(ctx, in, out, n, s, mode, o); }));
+    auto detred_variant = [&](const std::string& name, const nccl::all_reduce_options& o) {
+      report(name, clock.run(rank, s, [&] { nccl::all_reduce(ctx, in, out, n, s, o); }));
     };
-    using nccl::all_reduce_algorithm;
-    using nccl::all_reduce_exchange;
-    using nccl::all_reduce_mode;
     for (std::size_t chunk_mib : {8, 16, 32, 64, 128, 256}) {
-      nccl::all_reduce_options o;
-      o.chunk_bytes = chunk_mib << 20;
-      detred_variant("detred canonical, send/recv, chunk " + std::to_string(chunk_mib) + " MiB",
-                     all_reduce_mode::canonical, o);
-      o.check_arguments = false;
-      detred_variant("detred canonical, send/recv, chunk " + std::to_string(chunk_mib) + " MiB, no arg check",
-                     all_reduce_mode::canonical, o);
-      if (gpus == 2) {
-        o.check_arguments = true;
-        o.exchange = all_reduce_exchange::all_gather;
-        detred_variant("detred canonical, all-gather exchange, chunk " + std::to_string(chunk_mib) + " MiB",
-                       all_reduce_mode::canonical, o);
-      }
+      const std::string chunk = "chunk " + std::to_string(chunk_mib) + " MiB";
+      detred_variant("detred tree, " + chunk, {.chunk_bytes = chunk_mib << 20});
+      detred_variant("detred tree, " + chunk + ", no arg check",
+                     {.chunk_bytes = chunk_mib << 20, .check_arguments = false});
     }
-    detred_variant("detred exact (default options)", all_reduce_mode::exact, {});
-    nccl::all_reduce_options naive;
-    naive.algorithm = all_reduce_algorithm::naive_all_gather;
-    detred_variant("naive: all-gather whole buffers, rank-order combine", all_reduce_mode::canonical, naive);
+    detred_variant("detred exact (default options)", {.method = sum_method::exact});
+    T* gathered = nullptr;
+    cuda::check(cudaMalloc(&gathered, bytes * std::size_t(gpus)), "cudaMalloc");
+    report("ncclAllGather of whole buffers (naive approach, no combine)", clock.run(rank, s, [&] {
+             nccl::check(ncclAllGather(in, gathered, n, nccl_type, ctx.comm(), s), "ncclAllGather");
+           }));
+    cudaFree(gathered);
     cudaFree(in);
     cudaFree(out);
     cudaStreamDestroy(s);
@@ -160,15 +142,23 @@ void scalar_sums(int max_gpus) {
       float* d = nullptr;
       cuda::check(cudaMalloc(&d, n * sizeof(float)), "cudaMalloc");
       cuda::check(cudaMemcpy(d, all.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-      const std::size_t wb = cuda::sum_workspace_bytes(n);
+      float* d_out = nullptr;
+      cuda::check(cudaMalloc(&d_out, sizeof(float)), "cudaMalloc");
+      const cuda::sum_options options{.method = method};
+      std::size_t wb = 0;
+      cuda::sum(nullptr, wb, d, d_out, n, nullptr, options);
       void* w = nullptr;
       cuda::check(cudaMalloc(&w, wb), "cudaMalloc");
       float r = 0;
-      single_ms = host_median_ms([&] { r = cuda::sum_to_host<float>(d, n, w, wb, nullptr, method); });
+      single_ms = host_median_ms([&] {
+        cuda::sum(w, wb, d, d_out, n, nullptr, options);
+        r = cuda::to_host(d_out);
+      });
       std::printf(
-          "sum %s 1 GiB fp32, 1 GPU, cuda::sum_to_host          %8.3f ms  %7.1f GB/s  bits 0x%08x (CPU 0x%08x)\n", m,
+          "sum %s 1 GiB fp32, 1 GPU, cuda::sum + to_host         %8.3f ms  %7.1f GB/s  bits 0x%08x (CPU 0x%08x)\n", m,
           single_ms, double(n * 4) / single_ms / 1e6, unsigned(bits_of(r)),
           unsigned(bits_of(sum(all.data(), n, method))));
+      cudaFree(d_out);
       cudaFree(d);
       cudaFree(w);
     }
@@ -185,7 +175,7 @@ void scalar_sums(int max_gpus) {
         float r = 0;
         ms[std::size_t(rank)] = host_median_ms([&] {
           meet.arrive_and_wait();
-          r = nccl::sum(ctx, d, n, nullptr, method);
+          r = nccl::sum(ctx, d, n, nullptr, {.method = method});
         });
         got[std::size_t(rank)] = r;
         cudaFree(d);

@@ -1,5 +1,6 @@
 // How a distributed backend cuts a contiguous piece of the global array into complete canonical subtrees
-// (docs/ORDER.md, docs/DISTRIBUTED.md). Host-only; no MPI or NCCL dependency: shared by detred::mpi and detred::nccl.
+// (docs/ORDER.md, docs/DISTRIBUTED.md). Internal to detred::mpi and detred::nccl (not installed); host-only, no MPI
+// or NCCL dependency, tested on the CPU (tests/test_distributed.cpp).
 //
 // A rank that holds the global range [begin, end) splits it greedily, from `begin` up, into the largest aligned
 // power-of-two block that starts there and fits: each block [a, a + 2^k) has a % 2^k == 0, so it is a complete
