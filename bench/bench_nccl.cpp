@@ -111,8 +111,8 @@ void all_reduce_table(int gpus, std::size_t bytes) {
     T* gathered = nullptr;
     cuda::check(cudaMalloc(&gathered, bytes * std::size_t(gpus)), "cudaMalloc");
     report("ncclAllGather of whole buffers (naive approach, no combine)", clock.run(rank, s, [&] {
-             nccl::check(ncclAllGather(in, gathered, n, nccl_type, ctx.comm(), s), "ncclAllGather");
-           }));
+      nccl::check(ncclAllGather(in, gathered, n, nccl_type, ctx.comm(), s), "ncclAllGather");
+    }));
     cudaFree(gathered);
     cudaFree(in);
     cudaFree(out);

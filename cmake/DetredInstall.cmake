@@ -29,24 +29,30 @@ if(TARGET detred_properties)
   set(DETRED_PACKAGE_HAS_PROPERTIES ON)
 endif()
 
-# detred::mpi and detred::nccl (docs/DISTRIBUTED.md), when built: components, since they need MPI and NCCL; their
-# headers are in include/detred/mpi/ and include/detred/nccl/ (installed with the rest).
+# detred::mpi and detred::nccl (docs/DISTRIBUTED.md), when built: components, since they need MPI and NCCL. Their
+# public headers (detred/mpi.hpp and detred/mpi/, detred/nccl.hpp and detred/nccl/) are installed only with their
+# component; their internals live in src/distributed/ and are never installed.
 set(DETRED_PACKAGE_HAS_MPI OFF)
+set(detred_header_excludes)
 if(TARGET detred_mpi)
   list(APPEND detred_targets detred_mpi)
   set(DETRED_PACKAGE_HAS_MPI ON)
+else()
+  list(APPEND detred_header_excludes PATTERN mpi EXCLUDE PATTERN mpi.hpp EXCLUDE)
 endif()
 set(DETRED_PACKAGE_HAS_NCCL OFF)
 if(TARGET detred_nccl)
   list(APPEND detred_targets detred_nccl)
   set(DETRED_PACKAGE_HAS_NCCL ON)
+else()
+  list(APPEND detred_header_excludes PATTERN nccl EXCLUDE PATTERN nccl.hpp EXCLUDE)
 endif()
 
 install(TARGETS ${detred_targets} EXPORT detredTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY include/detred DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/detred DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${detred_header_excludes})
 install(EXPORT detredTargets NAMESPACE detred:: DESTINATION ${DETRED_CONFIG_DIR})
 
 configure_package_config_file(cmake/detredConfig.cmake.in ${PROJECT_BINARY_DIR}/detredConfig.cmake

@@ -12,8 +12,9 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::vector<double> mine(1000, 0.1 * (rank + 1));
-  const double total = detred::mpi::sum(mine.data(), mine.size(), MPI_COMM_WORLD);
-  std::printf("rank %d: %.17g\n", rank, total);
+  const double total = detred::mpi::sum(mine.data(), mine.size(), MPI_COMM_WORLD);  // canonical tree
+  const double exact = detred::mpi::sum(mine.data(), mine.size(), MPI_COMM_WORLD, detred::sum_method::exact);
+  std::printf("rank %d: %.17g (exact %.17g)\n", rank, total, exact);
   MPI_Finalize();
   return 0;
 }

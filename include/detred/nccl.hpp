@@ -1,5 +1,6 @@
 // detred::nccl (target detred::nccl, find_package(detred COMPONENTS nccl)): reproducible sums and all-reduces across
-// GPUs on NCCL. docs/DISTRIBUTED.md.
+// GPUs on NCCL: nccl::sum and nccl::all_reduce, each taking a nccl::context (one per communicator and rank) where the
+// device calls take their workspace. docs/DISTRIBUTED.md.
 #pragma once
 
 #include "detred/nccl/all_reduce.hpp"

@@ -17,7 +17,7 @@ struct all_reduce_chunk {
 
 struct all_reduce_plan {
   std::vector<all_reduce_chunk> chunks;  // contiguous from 0, in order
-  std::uint64_t tail_begin = 0;            // [tail_begin, n): fewer than P elements, gathered and combined by everyone
+  std::uint64_t tail_begin = 0;          // [tail_begin, n): fewer than P elements, gathered and combined by everyone
   std::uint64_t stride = 0;  // elements per rank slot of a staging area: >= every slice and >= P, whole 16-byte vectors
 };
 

@@ -2,6 +2,7 @@
 // of a range as an accumulator state (not rounded to a value, so that Neumaier compensations survive the join) and
 // the exact accumulator state of a range. Both are what detred::sum computes before its final step: joining them as
 // detred::mpi does gives detred::sum's bits.
+// Internal: defined by the CPU backend (src/cpu/), used by detred::mpi (src/mpi/); not installed.
 #pragma once
 
 #include <cstddef>

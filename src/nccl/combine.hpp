@@ -11,7 +11,7 @@ namespace detred::nccl::detail {
 // order over ranks (float accumulation), or correctly rounded when `exact` (all_reduce.hpp states the bits).
 // T is float or bfloat16. Asynchronous on `stream`.
 template <class T>
-void launch_combine(const T* own, const T* staged, std::uint64_t stride, int ranks, int me, T* out,
-                    std::uint64_t count, bool exact, cudaStream_t stream);
+void launch_combine(const T* own, const T* staged, std::uint64_t stride, int ranks, int me, T* out, std::uint64_t count,
+                    bool exact, cudaStream_t stream);
 
 }  // namespace detred::nccl::detail

@@ -1,5 +1,5 @@
 // detred::nccl::context's internals (include/detred/nccl/context.hpp) and the argument record every call all-gathers
-// first (docs/DISTRIBUTED.md, "Mismatched arguments").
+// first (docs/DISTRIBUTED.md, "Errors").
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -3,6 +3,10 @@
 // on demand and kept for the next call. One context per communicator and rank; not thread-safe (one call at a time on
 // a context, as on an NCCL communicator). The communicator stays the caller's: the context never frees it.
 //
+// In detred's device call shape (docs/API.md) the context takes the workspace's place: nccl::sum(ctx, d_in, n_local,
+// stream, options), nccl::all_reduce(ctx, d_in, d_out, n, stream, options). It owns the device memory those calls
+// need, so they have no size query and no caller-provided workspace.
+//
 // Every call must be made with the context's device current (cudaSetDevice); otherwise invalid_argument.
 #pragma once
 
