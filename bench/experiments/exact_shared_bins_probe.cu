@@ -1,4 +1,4 @@
-// Experiment (issue 17, session 8; docs/PERFORMANCE.md "GPU, H100, 1 GiB, 2026-11-24 (session 8)"): a block-shared
+// Experiment (docs/history/exact-experiments.md, "block-shared bins"): a block-shared
 // superaccumulator of 2,080 64-bit exponent bins filled by shared-memory atomicAdd (two per binary64 term: the low 26
 // and the high 27 bits of the significand, in the bins of their weights), against per-thread limb rows (three
 // read-modify-writes a term) and a plain read, on 1 GiB of uniform and of full-range doubles. ptxas compiles the 64-bit

@@ -1,8 +1,8 @@
-// Experiment (issue 17, session 8; docs/PERFORMANCE.md "GPU, H100, 1 GiB, 2026-11-24 (session 8)"): what the exact
+// Experiment (docs/history/exact-experiments.md, "slow-path probe"): what the exact
 // sum's binary64 slow path costs by itself. 1 GiB of full-range doubles (random sign, exponent field uniform over 0 ..
 // 2046, random fraction, generated on the device) is read by kernels that send every term down one slow path and
 // nothing else, beside a plain 16-byte read kernel: mode 0 = three 32-bit digits into the thread's own 67 limb rows
-// (the library's path before session 8), mode 1 = two digits (low 32 bits, and the rest below 2^52) with the rows
+// (an earlier form of the library's path), mode 1 = two digits (low 32 bits, and the rest below 2^52) with the rows
 // normalised every 1000 terms, mode 2 = one 128-bit read-modify-write into 33 fixed windows of 64 fields (timing only:
 // its periodic normalisation is left out, so its sums are not exact). Each at 256 x 1, 128 x 3 and 64 x 6 threads x
 // blocks an SM and 4 or 8 vectors a thread a step. Not part of the library; timings only (median of 12 calls).

@@ -1,7 +1,7 @@
 // Experiment, not product code: can a GPU run the canonical order (docs/ORDER.md, v1) at CUB's speed?
 // A minimal fp32/fp64 kernel in the canonical order against cub::DeviceReduce::Sum on the same 1 GiB input, timed
 // with CUDA events (median of 30 after warm-up), and its result compared bit for bit with detred's CPU tree sum.
-// The production kernels (tuning, any n, any alignment, accumulators) belong to the GPU canonical-sum issue.
+// The production kernels (tuning, any n, any alignment, accumulators) are src/cuda/sum/.
 //
 // Kernel shape: a warp owns aligned ranges of 16 "warp tiles"; a warp tile is 32 rows x (32 lanes x one 16-byte
 // vector) = 2^12 floats or 2^11 doubles, a complete subtree. Each lane reduces its vector in-thread (the bottom

@@ -1,19 +1,19 @@
-// The baselines (baselines/: the classic ladder, the atomics) beside detred's canonical sum and CUB, in one program:
-// docs/PERFORMANCE.md's baseline table and the small-sum latency bars.
+// The canonical sum's bars harness: detred::cuda::sum beside CUB and the baselines (baselines/: the classic ladder,
+// the atomics) in one program: docs/PERFORMANCE.md's baseline table, the sum's bars and its tuning candidates.
 //
 // Table: every ladder variant, every atomic baseline, detred::cuda::sum (tree) and cub::DeviceReduce::Sum (two-phase,
 // workspace preallocated), fp32 and fp64, at n = 1,000, 10^6 and 1 GiB of input; inputs U[-1, 1) x 2^[-20, 20]. Each
 // row: median of 30 single calls, each timed alone between two CUDA events after 2 untimed warm-up calls; GB/s of
 // input bytes; the ratio to CUB's time; the distinct bit patterns of the 30 results.
 // Bars: canonical sum and CUB at n = 2^16 and 2^20, fp32 and fp64, both ways: "single" (one call between two events,
-// median of 30) and "back-to-back" (100 calls between two events, per call, median of 15); and 1 GiB (median of 30).
+// median of 30) and "back-to-back" (100 calls between two events, per call, median of 15); and 1 GiB (median of 30);
+// each with the device's default tuning and with each device class's sum tuning forced (the bits must not differ).
 // The read ceiling (a vectorised read of the same 1 GiB) is measured in the same run.
-// Tune (issue 15, for a per-device default): the canonical sum's launch candidates (tiles per chunk, block threads,
-// grid, spread, rows per pass, L2 prefetch distance, two-pass; src/cuda/common/device_tuning.hpp) beside the default
-// and CUB, fp32 and fp64, at 2^16 and 2^20 (100 back-to-back calls per timing) and 1 GiB (one call per timing); the
-// candidates and CUB take turns in every round (drift hits them alike), medians over the rounds; every candidate's
-// result bits compared with the default's (the program exits 1 if any differ).
-//   usage: baselines_bench [table|bars|tune|profile|all] [rounds]   (default all: bars and table; tune: 25 rounds;
+// Tune: the canonical sum's launch candidates (block threads, tiles per chunk, passes in flight;
+// include/detred/cuda/detail/tuning.hpp) beside the default and CUB, fp32 and fp64, at 2^16 and 2^20 (100 back-to-back
+// calls per timing) and 1 GiB (one call per timing); the candidates and CUB take turns in every round (drift hits them
+// alike), medians over the rounds; every candidate's result bits compared with the default's (exit 1 if any differ).
+//   usage: bench_sum_bars [table|bars|tune|profile|all] [rounds]   (default all: bars and table; tune: 25 rounds;
 //   profile [k]: a few synchronised calls at 2^k elements, f64 and f32 (default k = 20, at most 27) for ncu)
 #include <cuda_runtime.h>
 
@@ -28,66 +28,23 @@
 #include <string>
 #include <vector>
 
-#include "bench/interleaved_timing.hpp"
+#include "bench/support/bench_support.hpp"
+#include "bench/support/interleaved_timing.hpp"
 #include "detred/baselines/gpu.hpp"
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
-#include "src/cuda/common/device_tuning.hpp"
 #include "src/cuda/common/launch_policy.hpp"
 
 namespace {
 using detred::cuda::check;
 constexpr std::size_t kBytes = std::size_t{1} << 30;
 
-template <class T>
-__global__ void fill_uniform(T* x, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    // U[-1, 1) times 2^e, e in [-20, 20]: sums round in fp32 and fp64 alike (uniform 24-bit values would sum
-    // exactly in fp64, hiding every order effect).
-    const int e = int((h >> 8) % 41) - 20;
-    x[i] = T(ldexpf(float(h >> 40) * 0x1p-23f - 1.0f, e));
-  }
-}
-
-__global__ void read_ceiling(const float4* x, std::size_t n4, float* out) {
-  float s = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const float4 v = x[i];
-    s += v.x + v.y + v.z + v.w;
-  }
-  if (s == 1.2345f) *out = s;  // keeps the loads
-}
-
+// Median seconds of `reps` timings of `calls` back-to-back calls each, per call (bench_support.hpp).
 struct timer {
-  cudaEvent_t a, b;
-  timer() {
-    check(cudaEventCreate(&a), "event");
-    check(cudaEventCreate(&b), "event");
-  }
-  // Median seconds of `reps` timings of `calls` back-to-back calls each, per call.
   double median(const std::function<void()>& f, int reps, int calls, const std::function<void()>& after = {}) {
-    f();
-    f();
-    check(cudaDeviceSynchronize(), "warm-up");
-    std::vector<double> t;
-    for (int r = 0; r < reps; ++r) {
-      check(cudaEventRecord(a), "record");
-      for (int c = 0; c < calls; ++c) f();
-      check(cudaEventRecord(b), "record");
-      check(cudaEventSynchronize(b), "sync");
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, a, b), "elapsed");
-      t.push_back(double(ms) / 1e3 / calls);
-      if (after) after();
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return calls == 1 ? detred::bench::single_call_seconds(f, reps, after)
+                      : detred::bench::back_to_back_seconds(f, reps, calls, after);
   }
 };
 
@@ -103,8 +60,10 @@ struct setup {
     const std::size_t n = kBytes / sizeof(T);
     check(cudaMalloc(&in, kBytes), "cudaMalloc");
     check(cudaMalloc(&out, sizeof(T)), "cudaMalloc");
-    fill_uniform<T><<<1024, 256>>>(in, n);
-    ws_bytes = std::max(detred::baselines::ladder_workspace_bytes(n), detred::cuda::sum_workspace_bytes(n));
+    detred::bench::fill_scaled(in, n);
+    std::size_t sum_bytes = 0;
+    detred::cuda::sum(nullptr, sum_bytes, static_cast<const T*>(in), out, n);
+    ws_bytes = std::max(detred::baselines::ladder_workspace_bytes(n), sum_bytes);
     check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
     check(cub::DeviceReduce::Sum(nullptr, cub_bytes, in, out, std::int64_t(n)), "cub size");
     check(cudaMalloc(&cub_ws, cub_bytes), "cudaMalloc");
@@ -123,9 +82,11 @@ struct setup {
     std::memcpy(&b, &r, sizeof(T));
     return b;
   }
-  std::function<void()> canonical(std::uint64_t n, detred::cuda::launch_config config = {}) {
-    return
-        [this, n, config] { detred::cuda::sum(in, n, out, ws, ws_bytes, nullptr, detred::sum_method::tree, config); };
+  std::function<void()> canonical(std::uint64_t n, detred::cuda::sum_options options = {}) {
+    return [this, n, options] {
+      std::size_t bytes = ws_bytes;
+      detred::cuda::sum(ws, bytes, static_cast<const T*>(in), out, n, nullptr, options);
+    };
   }
   std::function<void()> cub_sum(std::uint64_t n) {
     return [this, n] {
@@ -169,7 +130,12 @@ void table(timer& tm) {
   }
 }
 
-// The canonical sum both ways: the single pass (default) and the two-kernel path (DETRED_CUDA_SUM_TWO_PASS=1).
+// The canonical sum with the device's default tuning and with each device class's sum tuning forced: standard (the
+// H100's: 256 threads, one launch for large inputs) and high (the H200's: 128 threads, two kernels, two passes in
+// flight for fp64).
+constexpr const char* standard_sum_tuning = "sum.block_threads=256,sum.depth=1";
+constexpr const char* high_sum_tuning = "sum.block_threads=128,sum.depth=2";
+
 template <class T>
 void bars(timer& tm, double ceiling) {
   setup<T> s;
@@ -177,41 +143,46 @@ void bars(timer& tm, double ceiling) {
   for (std::uint64_t n : {std::uint64_t{1} << 16, std::uint64_t{1} << 20, big}) {
     const bool large = n == big;
     const int reps = large ? 30 : 15, calls = large ? 1 : 100;
-    // The two-kernel path: sum.two_pass (DETRED_CUDA_SUM_TWO_PASS=1 is read once per process, so it is set here
-    // through the tuning overrides).
-    const auto two_pass = [](bool on) { detred::cuda::detail::set_tuning_overrides(on ? "sum.two_pass=1" : ""); };
+    const auto bits_under = [&](const char* spec) {
+      detred::bench::use_tuning_overrides(spec);
+      s.canonical(n)();
+      check(cudaDeviceSynchronize(), "sync");
+      return s.result_bits();
+    };
+    const auto time_under = [&](const char* spec) {
+      detred::bench::use_tuning_overrides(spec);
+      return tm.median(s.canonical(n), reps, calls);
+    };
     const double u100 = tm.median(s.cub_sum(n), reps, calls);
-    const double c100 = tm.median(s.canonical(n), reps, calls);
-    two_pass(true);
-    const double t100 = tm.median(s.canonical(n), reps, calls);
-    two_pass(false);
-    const std::uint64_t single_pass_bits = (s.canonical(n)(), check(cudaDeviceSynchronize(), "s"), s.result_bits());
-    two_pass(true);
-    const std::uint64_t two_pass_bits = (s.canonical(n)(), check(cudaDeviceSynchronize(), "s"), s.result_bits());
-    two_pass(false);
+    const double c100 = time_under("");
+    const double std100 = time_under(standard_sum_tuning), high100 = time_under(high_sum_tuning);
+    const bool same =
+        bits_under("") == bits_under(standard_sum_tuning) && bits_under("") == bits_under(high_sum_tuning);
+    detred::bench::use_tuning_overrides("");
     if (large) {
       std::printf(
-          "bar %s 1 GiB (single call, median of 30): CUB %.0f GB/s; detred single pass %.0f GB/s (%.4fx CUB, "
-          "%.3f of the read ceiling); two-pass %.0f GB/s (%.4fx); same bits both ways: %s\n",
+          "bar %s 1 GiB (single call, median of 30): CUB %.0f GB/s; detred default %.0f GB/s (%.4fx CUB, %.3f of the "
+          "read ceiling); standard-class tuning %.0f GB/s (%.4fx); high-class tuning %.0f GB/s (%.4fx); same bits: "
+          "%s\n",
           type_name(sizeof(T)), kBytes / u100 / 1e9, kBytes / c100 / 1e9, u100 / c100, kBytes / c100 / 1e9 / ceiling,
-          kBytes / t100 / 1e9, u100 / t100, single_pass_bits == two_pass_bits ? "yes" : "NO");
+          kBytes / std100 / 1e9, u100 / std100, kBytes / high100 / 1e9, u100 / high100, same ? "yes" : "NO");
     } else {
       const double u1 = tm.median(s.cub_sum(n), 30, 1), c1 = tm.median(s.canonical(n), 30, 1);
       std::printf(
           "bar %s n=2^%d back-to-back (100 calls between 2 events, per call, median of 15): CUB %.2f us, "
-          "detred single pass %.2f us (%.3fx CUB's time), two-pass %.2f us | single call (median of 30): CUB "
-          "%.2f us, detred %.2f us | same bits: %s\n",
-          type_name(sizeof(T)), n == (1u << 16) ? 16 : 20, u100 * 1e6, c100 * 1e6, c100 / u100, t100 * 1e6, u1 * 1e6,
-          c1 * 1e6, single_pass_bits == two_pass_bits ? "yes" : "NO");
+          "detred default %.2f us (%.3fx CUB's time), standard-class %.2f us, high-class %.2f us | single call "
+          "(median of 30): CUB %.2f us, detred %.2f us | same bits: %s\n",
+          type_name(sizeof(T)), n == (1u << 16) ? 16 : 20, u100 * 1e6, c100 * 1e6, c100 / u100, std100 * 1e6,
+          high100 * 1e6, u1 * 1e6, c1 * 1e6, same ? "yes" : "NO");
     }
     std::fflush(stdout);
   }
 }
 
-// One launch candidate of the tune mode: tuning overrides (device_tuning.hpp syntax) and a launch_config.
+// One launch candidate of the tune mode: tuning overrides (DETRED_CUDA_TUNING syntax) and a launch shape.
 struct candidate {
   std::string name, overrides;
-  detred::cuda::launch_config config;
+  detred::cuda::sum_options config;
 };
 
 // The policy's shape for a candidate (block threads x blocks, tiles per chunk, chunks + tail tiles), assuming one
@@ -221,11 +192,11 @@ template <class T>
 std::string shape_label(std::uint64_t n, const candidate& c, int sms) {
   namespace d = detred::cuda::detail;
   constexpr std::uint64_t tile = 16 / sizeof(T) * 1024;
-  const d::sum_tuning tuning = d::parse_tuning_overrides(d::current_tuning(), c.overrides).tuning.sum;
+  const d::sum_tuning tuning = d::parse_tuning_overrides(d::current_tuning(), c.overrides).value.sum;
   const d::device_facts facts{sms, 1};
-  detred::cuda::launch_config l = d::choose_launch_config(c.config, n, tile, facts, tuning);
-  if (d::spread_small_input(c.config, l, n, tile, facts, tuning))
-    l = d::choose_launch_config(d::with_block_threads(c.config, 32), n, tile, facts, tuning);
+  detred::cuda::sum_options l = d::choose_launch_shape(c.config, n, tile, facts, tuning);
+  if (d::spread_small_input(c.config, l, n, tile, facts))
+    l = d::choose_launch_shape(d::with_block_threads(c.config, 32), n, tile, facts, tuning);
   const std::uint64_t chunk = tile * std::uint64_t(l.tiles_per_chunk), items = n / chunk + (n % chunk) / tile;
   const std::uint64_t wpb = std::uint64_t(l.block_threads / 32), useful = (items + wpb - 1) / wpb;
   const std::uint64_t grid = useful < std::uint64_t(l.grid_blocks) ? useful : std::uint64_t(l.grid_blocks);
@@ -237,68 +208,32 @@ std::string shape_label(std::uint64_t n, const candidate& c, int sms) {
 // candidate gave the default's bits.
 template <class T>
 bool tune(timer& tm, double ceiling, int sms, int rounds) {
-  using detred::cuda::launch_config;
   setup<T> s;
-  const bool f64 = sizeof(T) == 8;
-  const std::string alt_rows = f64 ? "sum.rows=32" : "sum.rows=16";  // the type's other pass height
+  const auto shape = [](int block, int tiles) {
+    return detred::cuda::sum_options{.block_threads = block, .tiles_per_chunk = tiles};
+  };
   const std::vector<candidate> small = {
       {"default", "", {}},
-      {"spread off (256 threads)", "sum.spread=0", {}},
-      {"block 32 (forced)", "", launch_config{32, 0, 0}},
-      {"block 64 (two-pass)", "", launch_config{64, 0, 0}},
-      {"block 128 (two-pass)", "", launch_config{128, 0, 0}},
-      {"tiles 2", "", launch_config{0, 0, 2}},
-      {"tiles 4", "", launch_config{0, 0, 4}},
-      {"prefetch 1", "sum.prefetch=1", {}},
-      {"prefetch 2", "sum.prefetch=2", {}},
-      {"prefetch all", "sum.prefetch=64", {}},
-      {alt_rows, alt_rows, {}},
-      {alt_rows + ", prefetch 1", alt_rows + ",sum.prefetch=1", {}},
-      {alt_rows + ", tiles 2", alt_rows, launch_config{0, 0, 2}},
-      {"tiles 2, prefetch all", "sum.prefetch=64", launch_config{0, 0, 2}},
-      {"two-pass", "sum.two_pass=1", {}},
-      {"depth 1", "sum.depth=1", {}},
-      {"rows 8", "sum.rows=8", {}},
-      {"plain launch (no PDL)", "sum.early=0", {}},
-      {"threads 128 (tuning)", "sum.block_threads=128", {}},
-      {"two-pass, threads 128 (tuning)", "sum.two_pass=1,sum.block_threads=128", {}},
+      {"block 32 (forced)", "", shape(32, 0)},
+      {"block 64 (two kernels)", "", shape(64, 0)},
+      {"block 128 (two kernels)", "", shape(128, 0)},
+      {"tiles 2", "", shape(0, 2)},
+      {"tiles 4", "", shape(0, 4)},
+      {"standard class", standard_sum_tuning, {}},
+      {"high class", high_sum_tuning, {}},
   };
   const std::vector<candidate> large = {
       {"default", "", {}},
-      {"tiles 8", "", launch_config{0, 0, 8}},
-      {"tiles 4", "", launch_config{0, 0, 4}},
-      {"tiles 2", "", launch_config{0, 0, 2}},
-      {"max tiles 8 (policy)", "sum.max_tiles=8", {}},
-      {"grid 1/SM (grid-stride)", "sum.grid_per_sm=1", {}},
-      {"grid 2/SM (grid-stride)", "sum.grid_per_sm=2", {}},
-      {"grid 2/SM, tiles 4", "sum.grid_per_sm=2", launch_config{0, 0, 4}},
-      {"block 128 (two-pass)", "", launch_config{128, 0, 0}},
-      {"block 128, tiles 8 (two-pass)", "", launch_config{128, 0, 8}},
-      {"two-pass", "sum.two_pass=1", {}},
-      {"prefetch 1", "sum.prefetch=1", {}},
-      {"prefetch 2", "sum.prefetch=2", {}},
-      {"prefetch 4", "sum.prefetch=4", {}},
-      {"prefetch all", "sum.prefetch=64", {}},
-      {alt_rows, alt_rows, {}},
-      {alt_rows + ", prefetch 1", alt_rows + ",sum.prefetch=1", {}},
-      {alt_rows + ", prefetch 2", alt_rows + ",sum.prefetch=2", {}},
-      {alt_rows + ", tiles 8", alt_rows, launch_config{0, 0, 8}},
-      {"tiles 8, prefetch 2", "sum.prefetch=2", launch_config{0, 0, 8}},
-      {"tiles 4, prefetch 2", "sum.prefetch=2", launch_config{0, 0, 4}},
-      {"depth 1", "sum.depth=1", {}},
-      {"depth 1, grid 2/SM", "sum.depth=1,sum.grid_per_sm=2", {}},
-      {"grid 2/SM (depth as default)", "sum.grid_per_sm=2", {}},
-      {"rows 8 (two blocks an SM)", "sum.rows=8", {}},
-      {"rows 8, depth 1", "sum.rows=8,sum.depth=1", {}},
-      {"rows 16 (fp32), depth 2", "sum.rows=16,sum.depth=2", {}},
-      {"plain launch (no PDL)", "sum.early=0", {}},
-      {"staged: 3 bulk-copied 16-row passes", "sum.depth=3", {}},
-      {"staged: 6 bulk-copied 8-row passes", "sum.rows=8,sum.depth=3", {}},
-      {"staged 3 x 16 rows, grid 1/SM", "sum.depth=3,sum.grid_per_sm=1", {}},
-      {"threads 128 (tuning, two-pass)", "sum.block_threads=128", {}},
-      {"threads 64 (tuning, two-pass)", "sum.block_threads=64", {}},
-      {"threads 128, depth 1 (tuning)", "sum.block_threads=128,sum.depth=1", {}},
-      {"threads 128, depth 2 (tuning)", "sum.block_threads=128,sum.depth=2", {}},
+      {"tiles 8", "", shape(0, 8)},
+      {"tiles 4", "", shape(0, 4)},
+      {"tiles 2", "", shape(0, 2)},
+      {"block 128 (two kernels)", "", shape(128, 0)},
+      {"block 128, tiles 8 (two kernels)", "", shape(128, 8)},
+      {"standard class (256 threads, depth 1)", standard_sum_tuning, {}},
+      {"high class (128 threads, depth 2)", high_sum_tuning, {}},
+      {"threads 256, depth 2", "sum.block_threads=256,sum.depth=2", {}},
+      {"threads 128, depth 1", "sum.block_threads=128,sum.depth=1", {}},
+      {"threads 64, depth 2 (two kernels)", "sum.block_threads=64,sum.depth=2", {}},
   };
   bool all_same = true;
   const auto run = [&](std::uint64_t n, const std::vector<candidate>& cs, int calls, const char* label) {
@@ -342,18 +277,13 @@ int main(int argc, char** argv) {
   timer tm;
   float* buf = nullptr;
   check(cudaMalloc(&buf, kBytes + 4), "cudaMalloc");
-  fill_uniform<float><<<1024, 256>>>(buf, kBytes / 4);
-  const double tr = tm.median(
-      [&] {
-        read_ceiling<<<p.multiProcessorCount * 8, 256>>>(reinterpret_cast<const float4*>(buf), kBytes / 16,
-                                                         buf + kBytes / 4);
-      },
-      30, 1);
+  detred::bench::fill_scaled(buf, kBytes / 4);
+  const double tr = tm.median([&] { detred::bench::read_bytes(buf, kBytes, buf + kBytes / 4); }, 30, 1);
   cudaFree(buf);
   const double ceiling = kBytes / tr / 1e9;
   std::printf("device: %s (%d SMs); read ceiling %.0f GB/s\n", p.name, p.multiProcessorCount, ceiling);
   if (mode == "profile") {
-    // A target for ncu (docs/PERFORMANCE.md, issue 15): f64 then f32 at n = 2^20 (or 2^k: `profile k`, k <= 27), three
+    // A target for ncu: f64 then f32 at n = 2^20 (or 2^k: `profile k`, k <= 27), three
     // synchronised calls each of the canonical sum (default launch) and of CUB's Sum, after one warm-up call of each.
     const int log2n = argc > 2 ? std::atoi(argv[2]) : 20;
     const auto calls = [](auto& s, std::uint64_t n) {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Reproduces docs/PERFORMANCE.md's GPU table: runs bench_cuda_sum (median of 30 CUDA-event timings per row) and
+# Reproduces docs/PERFORMANCE.md's GPU table: runs bench_sum (median of 30 CUDA-event timings per row) and
 # prints every detred row as GB/s, as a ratio to its CUB peer on the same bytes, and as a fraction of the read
 # ceiling measured in the same run.
-#   usage: bench/cuda_sum_table.sh [path/to/bench_cuda_sum [raw.json]]   (default: build/bench/bench_cuda_sum)
-# Build here for sm_90 (cmake -S . -B build -DDETRED_CUDA=ON && cmake --build build --target bench_cuda_sum), carry
+#   usage: bench/bench_sum_table.sh [path/to/bench_sum [raw.json]]   (default: build/bench/bench_sum)
+# Build here for sm_90 (cmake -S . -B build -DDETRED_CUDA=ON && cmake --build build --target bench_sum), carry
 # the binary and libbenchmark.so.1* to the GPU machine, and run it there with LD_LIBRARY_PATH set (docs/TESTING.md).
 set -euo pipefail
-bench=${1:-build/bench/bench_cuda_sum}
+bench=${1:-build/bench/bench_sum}
 json=${2:-$(mktemp)}
 "$bench" --benchmark_filter='^(read_ceiling|cub/|detred/)' --benchmark_format=json >"$json"
 python3 - "$json" <<'PY'

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cub/device/device_reduce.cuh>
 
+#include "bench/support/bench_support.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
 
@@ -22,33 +23,13 @@ using detred::cuda::check;
 
 constexpr std::size_t kBufferBytes = std::size_t{1} << 30;
 
-// One 1 GiB buffer per element type, filled on the device.
-template <class T>
-__global__ void fill_uniform(T* x, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    const float u = float(h >> 40) * 0x1p-23f - 1.0f;  // [-1, 1)
-    if constexpr (sizeof(T) == 2) {
-      const std::uint16_t bits = std::is_same_v<T, detred::half> ? __half_as_ushort(__float2half_rn(u))
-                                                                 : __bfloat16_as_ushort(__float2bfloat16_rn(u));
-      x[i] = T::from_bits(bits);
-    } else {
-      x[i] = T(u);
-    }
-  }
-}
-
+// One 1 GiB buffer per element type, filled on the device (uniform in [-1, 1)).
 template <class T>
 T* device_buffer() {
   static T* buffer = [] {
     T* p = nullptr;
     check(cudaMalloc(&p, kBufferBytes), "cudaMalloc");
-    fill_uniform<T><<<1024, 256>>>(p, kBufferBytes / sizeof(T));
-    check(cudaDeviceSynchronize(), "fill");
+    detred::bench::fill_uniform(p, kBufferBytes / sizeof(T));
     return p;
   }();
   return buffer;
@@ -90,13 +71,17 @@ void time_calls(benchmark::State& state, std::size_t bytes, Call call) {
 template <class T, class A, detred::sum_method Method>
 void detred_sum(benchmark::State& state) {
   const std::size_t n = std::size_t(state.range(0));
-  const detred::cuda::launch_config config{int(state.range(1)), int(state.range(2)), int(state.range(3))};
+  const detred::cuda::sum_options options{.method = Method,
+                                          .block_threads = int(state.range(1)),
+                                          .grid_blocks = int(state.range(2)),
+                                          .tiles_per_chunk = int(state.range(3))};
   const T* x = device_buffer<T>();
-  const std::size_t ws_bytes = detred::cuda::sum_workspace_bytes(n) + 64;
-  auto* ws = static_cast<unsigned char*>(scratch(ws_bytes));
-  A* out = reinterpret_cast<A*>(ws + ws_bytes - 64);
-  time_calls(state, n * sizeof(T),
-             [&] { detred::cuda::sum<A>(x, n, out, ws, ws_bytes - 64, nullptr, Method, config); });
+  A* out = nullptr;
+  std::size_t ws_bytes = 0;
+  detred::cuda::sum<A>(nullptr, ws_bytes, x, out, n, nullptr, options);
+  auto* ws = static_cast<unsigned char*>(scratch(ws_bytes + 64));
+  out = reinterpret_cast<A*>(ws + ws_bytes);
+  time_calls(state, n * sizeof(T), [&] { detred::cuda::sum<A>(ws, ws_bytes, x, out, n, nullptr, options); });
 }
 
 template <class T>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the CPU table of docs/PERFORMANCE.md: 20 randomly interleaved repetitions of every benchmark (so that
 # drift in a shared machine's memory bandwidth hits every row alike), medians in GB/s, ratios to the 8-accumulator
-# loop of the same type. Usage: bench/cpu_sum_table.sh [build-dir]
+# loop of the same type. Usage: bench/bench_cpu_sum_table.sh [build-dir]
 set -euo pipefail
 build=${1:-build}
 "$build/bench/bench_cpu_sum" --benchmark_repetitions=20 --benchmark_enable_random_interleaving=true \

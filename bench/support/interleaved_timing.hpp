@@ -1,5 +1,5 @@
-// Shared by the tune modes of bench_baselines and bench_cuda_scan: candidates timed in turns within each round, and
-// the tuning overrides each candidate runs under (src/cuda/common/device_tuning.hpp syntax).
+// Shared by the tune modes of bench_baselines and bench_scan: candidates timed in turns within each round, and
+// the tuning overrides each candidate runs under (include/detred/cuda/detail/tuning.hpp syntax).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "detred/cuda/error.hpp"
-#include "src/cuda/common/device_tuning.hpp"
+#include "detred/cuda/detail/tuning.hpp"
 
 namespace detred::bench {
 
@@ -28,7 +28,7 @@ inline void use_tuning_overrides(const std::string& spec) {
 // events. In every round each function is timed once, after before(i) and one untimed call (which keeps the host's
 // one-off costs of a changed tuning out of the timed window). Round r starts at function r mod count, so that each
 // function takes every place in the order equally often: a function's place in a round measured worth about 1% at
-// 1 GiB on the H200 (session 7, docs/PERFORMANCE.md).
+// 1 GiB on the H200 (docs/PERFORMANCE.md).
 inline std::vector<double> interleaved_seconds(const std::vector<std::function<void()>>& fs, int rounds, int calls,
                                                const std::function<void(std::size_t)>& before) {
   using detred::cuda::check;
