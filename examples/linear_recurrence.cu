@@ -20,6 +20,7 @@
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.cuh"
+#include "detred/cuda/workspace.hpp"
 #include "detred/scan.hpp"
 
 struct affine {  // h -> a h + b
@@ -61,14 +62,14 @@ int main(int argc, char** argv) {
   }
   affine *d_maps = nullptr, *d_out = nullptr;
   void* workspace = nullptr;
-  const std::size_t bytes = detred::cuda::scan_workspace_bytes(n, sizeof(affine));
+  std::size_t bytes = 0;
+  detred::cuda::inclusive_scan(nullptr, bytes, d_maps, d_out, n, compose{});  // size query: no work
   detred::cuda::check(cudaMalloc(&d_maps, n * sizeof(affine)), "cudaMalloc");
   detred::cuda::check(cudaMalloc(&d_out, n * sizeof(affine)), "cudaMalloc");
   detred::cuda::check(cudaMalloc(&workspace, bytes), "cudaMalloc");
   detred::cuda::check(cudaMemcpy(d_maps, maps.data(), n * sizeof(affine), cudaMemcpyHostToDevice), "cudaMemcpy");
-  detred::cuda::inclusive_scan(d_maps, d_out, n, compose{}, workspace, bytes);
-  std::vector<affine> gpu(n);
-  detred::cuda::check(cudaMemcpy(gpu.data(), d_out, n * sizeof(affine), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  detred::cuda::inclusive_scan(workspace, bytes, d_maps, d_out, n, compose{});
+  const std::vector<affine> gpu = detred::cuda::to_host(d_out, n);  // waits for the scan
   cudaFree(d_maps);
   cudaFree(d_out);
   cudaFree(workspace);

@@ -1,28 +1,28 @@
 // Generic device scans (include/detred/cuda/scan.cuh) and the scan building blocks (warp/warp_scan.cuh,
-// block_scan.cuh, blelloch_scan.cuh) used as users use them: non-commutative operators against the CPU scan (same
-// bits) and against left-to-right references (exact operators). Label gpu: skipped, saying why, without a GPU.
+// block/block_scan.cuh, block/blelloch_scan.cuh) used as users use them: non-commutative operators against the CPU
+// scan (same bits) and against left-to-right references (exact operators). Label gpu: skipped, saying why, without a
+// GPU.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <iostream>
 #include <random>
 #include <span>
 #include <vector>
 
 #include "detred/cuda/block/blelloch_scan.cuh"
 #include "detred/cuda/block/block_scan.cuh"
-#include "detred/cuda/warp/warp_scan.cuh"
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.cuh"
+#include "detred/cuda/warp/warp_scan.cuh"
 #include "detred/scan.hpp"
-#include "src/cuda/common/device_tuning.hpp"
 #include "tests/support/device_array.hpp"
+#include "tests/support/device_scan.hpp"
 
 namespace {
 using namespace detred;
@@ -113,28 +113,33 @@ matrices_and_products random_matrices(std::size_t n, std::mt19937_64& rng) {
 
 // The GPU sum scan of `in` (A from T) against the CPU scan's bits, inclusive or exclusive.
 template <class A, class T>
-bool sum_scan_has_cpu_bits(const std::vector<T>& in, bool exclusive, const cuda::scan_launch_config& c) {
+bool sum_scan_has_cpu_bits(const std::vector<T>& in, bool exclusive, const cuda::scan_options& c) {
   std::vector<A> ref(in.size());
   if (exclusive)
     detred::exclusive_sum_scan<A>(in.data(), ref.data(), in.size());
   else
     detred::inclusive_sum_scan<A>(in.data(), ref.data(), in.size());
-  return same_bits(cuda::detail::sum_scan_host_data<A, T>(std::span<const T>(in), exclusive, c, 0, false), ref);
+  return same_bits(test::sum_scan_host_data<A, T>(std::span<const T>(in), exclusive, c, 0, false), ref);
 }
 
+// The generic device scan of x (inclusive, or exclusive from `identity`), with the workspace the size query asks for.
 template <class T, class Op>
-std::vector<T> gpu_scan(const std::vector<T>& x, Op op, bool exclusive, const T& identity,
-                        const cuda::scan_launch_config& c, bool in_place) {
+std::vector<T> gpu_scan(const std::vector<T>& x, Op op, bool exclusive, const T& identity, const cuda::scan_options& c,
+                        bool in_place) {
   const std::size_t n = x.size();
   device_array<T> in(x);
   device_array<T> out(in_place ? 1 : n);
-  const std::size_t bytes = cuda::scan_workspace_bytes(n, sizeof(T));
-  device_array<unsigned char> ws(bytes);
   T* dst = in_place ? in.data() : out.data();
-  if (exclusive)
-    cuda::exclusive_scan(in.data(), dst, n, identity, op, ws.data(), bytes, nullptr, c);
-  else
-    cuda::inclusive_scan(in.data(), dst, n, op, ws.data(), bytes, nullptr, c);
+  const auto scan = [&](void* ws, std::size_t& bytes) {
+    if (exclusive)
+      cuda::exclusive_scan(ws, bytes, static_cast<const T*>(in.data()), dst, n, identity, op, nullptr, c);
+    else
+      cuda::inclusive_scan(ws, bytes, static_cast<const T*>(in.data()), dst, n, op, nullptr, c);
+  };
+  std::size_t bytes = 0;
+  scan(nullptr, bytes);
+  device_array<unsigned char> ws(bytes);
+  scan(ws.data(), bytes);
   std::vector<T> result(n);
   if (n) cuda::check(cudaMemcpy(result.data(), dst, n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
   return result;
@@ -164,17 +169,16 @@ TEST(CudaGenericScan, AffineMapsHaveTheCpuBitsForEveryShapeAndSize) {
 }
 
 // scan.hpp: tiles above 40 KiB use dynamic shared memory (256 x 32 of 8-byte maps: 66 KiB; 128 x 32 of 16-byte
-// matrices), and device_tuning.hpp: every scan tuning (flag clearing by memset, kernel or an overlapped kernel; L2
-// prefetch distances) is speed only. Each against the CPU scan's bits.
+// matrices), and detail/tuning.hpp: every scan tuning (launch shapes by value size, L2 prefetch distances) is speed
+// only. Each against the CPU scan's bits.
 TEST(CudaGenericScan, DynamicSharedTilesAndEveryScanTuningKeepTheCpuBits) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
   const affine identity{1.0f, -0.0f};
   int checked = 0;
-  for (const char* spec : {"", "scan.init=kernel", "scan.init=kernel_early", "scan.prefetch=1", "scan.prefetch=132",
-                           "scan.init=kernel_early,scan.prefetch=7", "scan.threads8=256,scan.items8=32", "scan.swept=0",
-                           "scan.swept=0,scan.init=kernel_early,scan.prefetch=132"}) {
+  for (const char* spec : {"", "scan.prefetch=0", "scan.prefetch=1", "scan.prefetch=7", "scan.prefetch=132",
+                           "scan.threads8=256,scan.items8=32", "scan.threads8=64,scan.items8=16,scan.prefetch=0"}) {
     ASSERT_TRUE(cuda::detail::set_tuning_overrides(spec)) << spec;
-    for (cuda::scan_launch_config c : {cuda::scan_launch_config{256, 32}, {}, {128, 32}, {64, 4}}) {
+    for (cuda::scan_options c : {cuda::scan_options{256, 32}, {}, {128, 32}, {64, 4}}) {
       // The tile of the shape (the default's: 128 x 32 for 8-byte values).
       const std::size_t tile = std::size_t(c.block_threads ? c.block_threads : 128) *
                                std::size_t(c.items_per_thread ? c.items_per_thread : 32);
@@ -195,7 +199,7 @@ TEST(CudaGenericScan, DynamicSharedTilesAndEveryScanTuningKeepTheCpuBits) {
   std::mt19937_64 rng(11);
   const auto m = random_matrices(3 * 4096 + 5, rng);  // 128 x 32 matrices of 16 bytes: 66 KiB tiles
   EXPECT_TRUE(same_bits(gpu_scan(m.x, mat_product{}, false, mat2{}, {128, 32}, false), m.ref));
-  EXPECT_EQ(checked, 9 * 4 * 5);
+  EXPECT_EQ(checked, 7 * 4 * 5);
 }
 
 TEST(CudaGenericScan, MatrixProductsEqualTheLeftToRightProducts) {
@@ -212,14 +216,11 @@ TEST(CudaGenericScan, MatrixProductsEqualTheLeftToRightProducts) {
   }
 }
 
-// Building blocks in a user's kernel: warp (canonical and log-step), block (256 x 4), Blelloch (1024 in shared).
-__global__ void blocks_kernel(const float* x, float* warp_canonical, float* warp_log_step, float* block_inclusive,
+// Building blocks in a user's kernel: warp, block (256 x 4), Blelloch (1024 in shared memory).
+__global__ void blocks_kernel(const float* x, float* warp_canonical, float* block_inclusive,
                               float* blelloch_exclusive) {
   const int t = threadIdx.x;
-  if (t < 32) {
-    warp_canonical[t] = cuda::warp_canonical_inclusive_scan(x[t], plus_float{});
-    warp_log_step[t] = cuda::warp_log_step_inclusive_scan(x[t], plus_float{});
-  }
+  if (t < 32) warp_canonical[t] = cuda::warp_canonical_inclusive_scan(x[t], plus_float{});
   using block = cuda::block_fenwick_scan<256, 4, float>;
   __shared__ block::storage storage;
   float a[4];
@@ -239,14 +240,14 @@ __global__ void blocks_kernel(const float* x, float* warp_canonical, float* warp
   for (int i = t; i < 1024; i += 256) blelloch_exclusive[i] = i == 0 ? -0.0f : s[cuda::blelloch_slot(i)];
 }
 
-TEST(CudaScanBlocks, CanonicalBlocksHaveTheCpuBitsAndLogStepIsItsOwnOrder) {
+TEST(CudaScanBlocks, CanonicalBlocksHaveTheCpuBits) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> x(1024);
   for (auto& v : x) v = std::ldexp(u(rng), int(rng() % 20));
-  device_array<float> d(x), w(32), l(32), b(1024), e(1024);
-  blocks_kernel<<<1, 256>>>(d.data(), w.data(), l.data(), b.data(), e.data());
+  device_array<float> d(x), w(32), b(1024), e(1024);
+  blocks_kernel<<<1, 256>>>(d.data(), w.data(), b.data(), e.data());
   cuda::check(cudaDeviceSynchronize(), "blocks_kernel");
   std::vector<float> cpu32(32), cpu(1024), cpu_exc(1024);
   detred::inclusive_sum_scan<float>(x.data(), cpu32.data(), 32);
@@ -255,26 +256,19 @@ TEST(CudaScanBlocks, CanonicalBlocksHaveTheCpuBitsAndLogStepIsItsOwnOrder) {
   EXPECT_TRUE(same_bits(w.to_host(), cpu32));
   EXPECT_TRUE(same_bits(b.to_host(), cpu));
   EXPECT_TRUE(same_bits(e.to_host(), cpu_exc));
-  // The log-step scan: lane 2 is x0 + (x1 + x2).
-  const auto log_step = l.to_host();
-  EXPECT_EQ(std::bit_cast<std::uint32_t>(log_step[2]), std::bit_cast<std::uint32_t>(x[0] + (x[1] + x[2])));
-  int differing = 0;
-  for (int i = 0; i < 32; ++i)
-    differing += std::bit_cast<std::uint32_t>(log_step[i]) != std::bit_cast<std::uint32_t>(cpu32[i]);
-  std::cout << "log-step warp scan: " << differing << " of 32 outputs differ from the canonical ones\n";
 }
 
-// scan.swept (keep the up-swept values across the look-back, the default; or sweep the leaves again) on the sum scans
-// too: fp32, fp64 and fp32 into fp64, inclusive and exclusive, across tile boundaries of the default shapes and a small
-// shape; the CPU scan's bits either way.
-TEST(CudaGenericScan, SumScansKeepTheCpuBitsWithOrWithoutTheSweptValuesKept) {
+// The sum scans under the scan tunings too (no L2 prefetch, the default's, a short distance): fp32, fp64 and fp32 into
+// fp64, inclusive and exclusive, across tile boundaries of the default shapes and a small shape; the CPU scan's bits
+// each time.
+TEST(CudaGenericScan, SumScansKeepTheCpuBitsUnderEveryPrefetchDistance) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
   std::mt19937_64 rng(23);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   int checked = 0;
-  for (const char* spec : {"scan.swept=1", "scan.swept=0", "scan.swept=1,scan.init=kernel_early,scan.prefetch=132"}) {
+  for (const char* spec : {"scan.prefetch=0", "", "scan.prefetch=3"}) {
     ASSERT_TRUE(cuda::detail::set_tuning_overrides(spec)) << spec;
-    for (cuda::scan_launch_config c : {cuda::scan_launch_config{}, {64, 4}}) {
+    for (cuda::scan_options c : {cuda::scan_options{}, {64, 4}}) {
       for (std::size_t n : {std::size_t{1}, std::size_t{4095}, std::size_t{8193}, std::size_t{3 * 8192 + 7}}) {
         std::vector<float> x(n);
         for (auto& v : x) v = std::ldexp(u(rng), int(rng() % 30));

@@ -1,8 +1,9 @@
 // Properties of the CUDA device-wide sum scans (include/detred/cuda/scan.hpp; label gpu): every output has the CPU
-// scan's bits (docs/ORDER.md section 3) for random sizes, values, launch configurations, pointer offsets and
-// in-place calls; sizes around every tile boundary of every launch configuration; the last inclusive output equals
-// the sum; exclusive[i + 1] == inclusive[i]; special values; one input past 2^31 elements. Without a CUDA device
-// every test is skipped, saying so. Plain C++ against detred::cuda's host API.
+// scan's bits (docs/ORDER.md section 3) for random sizes, values, launch shapes (scan_options), pointer offsets and
+// in-place calls; sizes around every tile boundary of every launch shape; the last inclusive output equals the sum;
+// exclusive[i + 1] == inclusive[i]; special values; one input past 2^31 elements. Without a CUDA device these tests
+// are skipped, saying so; the workspace idiom and the argument checks (docs/API.md) need no device and always run.
+// Plain C++ against detred::cuda's host API.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -12,17 +13,19 @@
 #include <iostream>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/scan.hpp"
 #include "detred/reduce.hpp"
 #include "detred/scan.hpp"
+#include "tests/support/device_array.hpp"
+#include "tests/support/device_scan.hpp"
 
 namespace detred::test {
 namespace {
 
-bool have_gpu() { return cuda::device_count() > 0; }
 constexpr const char* no_gpu = "no CUDA device on this machine: GPU test not run";
 
 template <class A>
@@ -34,19 +37,12 @@ auto bits_of_value(A v) {
 }
 
 // The 15 kernel shapes (threads x items per thread; 32 items with 64, 128 or 256 threads).
-std::vector<cuda::scan_launch_config> all_shapes() {
-  std::vector<cuda::scan_launch_config> shapes;
+std::vector<cuda::scan_options> all_shapes() {
+  std::vector<cuda::scan_options> shapes;
   for (int t : {32, 64, 128, 256})
     for (int i : {4, 8, 16, 32})
       if (i < 32 || t > 32) shapes.push_back({t, i});
   return shapes;
-}
-
-// The shape itself, or with half the threads where its tile of value_bytes values would not fit the kernel's
-// shared memory (256 x 32 for 8-byte values, which the library rejects).
-cuda::scan_launch_config fitting(cuda::scan_launch_config c, std::size_t value_bytes) {
-  while ((std::size_t(c.block_threads) * c.items_per_thread * 33 / 32) * value_bytes > 40960) c.block_threads /= 2;
-  return c;
 }
 
 template <class A, class T>
@@ -99,16 +95,59 @@ std::vector<T> make_values(std::size_t n, std::uint64_t seed, bool special) {
 }
 
 template <class A, class T>
-void expect_cpu_bits(const std::vector<T>& x, const cuda::scan_launch_config& c, std::size_t offset, bool in_place,
+void expect_cpu_bits(const std::vector<T>& x, const cuda::scan_options& c, std::size_t offset, bool in_place,
                      const char* what) {
   for (bool exclusive : {false, true}) {
-    const auto gpu = cuda::detail::sum_scan_host_data<A>(std::span<const T>(x), exclusive, c, offset, in_place);
+    const auto gpu = sum_scan_host_data<A>(std::span<const T>(x), exclusive, c, offset, in_place);
     const auto cpu = cpu_scan<A>(x, exclusive);
     const long long at = first_difference(gpu, cpu);
     ASSERT_EQ(at, -1) << what << ": n " << x.size() << ", shape " << c.block_threads << "x" << c.items_per_thread
                       << ", offset " << offset << (exclusive ? ", exclusive" : ", inclusive")
                       << ", first difference at " << at;
   }
+}
+
+// docs/API.md, the workspace idiom: a null d_workspace is a size query (the bytes written, nothing launched: no device
+// is touched, so this runs without one); too few bytes, and scan_options values outside their sets, throw
+// invalid_argument naming the call and the field.
+TEST(CudaScan, SizeQueryAndArgumentChecksFollowTheWorkspaceIdiom) {
+  const float* in = nullptr;
+  float* out = nullptr;
+  const double* in_d = nullptr;
+  double* out_d = nullptr;
+  std::size_t small = 0, large = 0, wide = 0;
+  cuda::inclusive_sum_scan(nullptr, small, in, out, 1000);
+  cuda::exclusive_sum_scan(nullptr, large, in, out, std::uint64_t{1} << 32);
+  cuda::inclusive_sum_scan(nullptr, wide, in_d, out_d, std::uint64_t{1} << 32);
+  // The look-back of the smallest shape (32 x 4 = 128 elements a tile) keeps two words a tile: 8 bytes each for 4-byte
+  // values, 16 for 8-byte ones.
+  const std::uint64_t tiles = (std::uint64_t{1} << 32) / 128;
+  EXPECT_GE(small, 8 * 2 * 8u);
+  EXPECT_GE(large, tiles * 2 * 8);
+  EXPECT_GE(wide, tiles * 2 * 16);
+  alignas(256) static unsigned char host_bytes[1024];  // never dereferenced: the checks throw before any work
+  std::size_t too_few = small - 1;
+  const auto message = [](auto&& call) {
+    try {
+      call();
+    } catch (const invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_NE(
+      message([&] { cuda::inclusive_sum_scan(host_bytes, too_few, in, out, 1000); }).find("cuda::inclusive_sum_scan"),
+      std::string::npos);
+  std::size_t bytes = 0;
+  const std::string threads = message([&] { cuda::exclusive_sum_scan(nullptr, bytes, in, out, 10, nullptr, {48, 0}); });
+  EXPECT_NE(threads.find("cuda::exclusive_sum_scan"), std::string::npos) << threads;
+  EXPECT_NE(threads.find("block_threads"), std::string::npos) << threads;
+  const std::string items = message([&] { cuda::inclusive_sum_scan(nullptr, bytes, in, out, 10, nullptr, {0, 64}); });
+  EXPECT_NE(items.find("items_per_thread"), std::string::npos) << items;
+  EXPECT_THROW(cuda::inclusive_sum_scan(nullptr, bytes, in, out, 10, nullptr, {32, 32}), invalid_argument);
+  EXPECT_EQ(bytes, 0u);  // no size written by a call that threw
+  for (const auto& c : all_shapes())
+    EXPECT_NO_THROW(cuda::inclusive_sum_scan(nullptr, bytes, in_d, out_d, 10, nullptr, c));
 }
 
 // Sizes around every tile boundary: m tiles + {-1, 0, +1} for m = 1..6 and m = 2^k (-1) up to 64 tiles, for every
@@ -125,14 +164,13 @@ TEST(CudaScan, SizesAroundTileBoundariesGiveTheCpuBitsForEveryShape) {
         const auto xf = make_values<float>(n, n * 31 + m, true);
         expect_cpu_bits<float>(xf, c, offset % 8, false, "float");
         const auto xd = make_values<double>(n, n * 37 + m, false);
-        if (fitting(c, 8).block_threads == c.block_threads)
-          expect_cpu_bits<double>(xd, c, (offset + 3) % 8, false, "double");
+        expect_cpu_bits<double>(xd, c, (offset + 3) % 8, false, "double");
         ++offset;
         if (HasFatalFailure()) return;
       }
     ++configurations;
   }
-  std::cout << configurations << " kernel shapes x 42 sizes x 8 offsets cycled (256 x 32: float only): CPU bits\n";
+  std::cout << configurations << " kernel shapes x 42 sizes x 8 offsets cycled, float and double: CPU bits\n";
 }
 
 // Random sizes (up to ~300 tiles of the smallest shape), values, shapes, offsets, type pairs, in place or not.
@@ -151,8 +189,7 @@ TEST(CudaScan, RandomInputsAndConfigurationsGiveTheCpuBits) {
       using T = decltype(t_tag);
       const auto x = make_values<T>(n, seed, true);
       for (bool exclusive : {false, true}) {
-        const auto gpu = cuda::detail::sum_scan_host_data<A>(std::span<const T>(x), exclusive, fitting(c, sizeof(A)),
-                                                             offset, in_place);
+        const auto gpu = sum_scan_host_data<A>(std::span<const T>(x), exclusive, c, offset, in_place);
         RC_ASSERT(first_difference(gpu, cpu_scan<A>(x, exclusive)) == -1);
       }
     };
@@ -184,8 +221,8 @@ TEST(CudaScan, LastInclusiveIsTheSumAndExclusiveIsTheShiftedInclusive) {
   for (std::size_t n : {std::size_t{1}, std::size_t{4096 * 255 + 17}, std::size_t{1} << 22,
                         (std::size_t{1} << 22) + 4095, std::size_t{3'000'001}}) {
     const auto x = make_values<float>(n, n, false);
-    const auto inc = cuda::detail::sum_scan_host_data<float>(std::span<const float>(x), false, {}, 0, false);
-    const auto exc = cuda::detail::sum_scan_host_data<float>(std::span<const float>(x), true, {}, 1, false);
+    const auto inc = sum_scan_host_data<float>(std::span<const float>(x), false, {}, 0, false);
+    const auto exc = sum_scan_host_data<float>(std::span<const float>(x), true, {}, 1, false);
     EXPECT_EQ(bits_of_value(inc.back()), bits_of_value(detred::sum<float>(x.data(), n, sum_method::tree))) << n;
     EXPECT_EQ(bits_of_value(exc[0]), bits_of_value(-0.0f));
     for (std::size_t i = 0; i + 1 < n; ++i)
@@ -211,13 +248,13 @@ TEST(CudaScan, SpecialValuesAsTheCpu) {
   };
   for (const auto& x : cases) {
     for (bool exclusive : {false, true}) {
-      const auto gpu = cuda::detail::sum_scan_host_data<float>(std::span<const float>(x), exclusive, {128, 4}, 2, true);
+      const auto gpu = sum_scan_host_data<float>(std::span<const float>(x), exclusive, {128, 4}, 2, true);
       EXPECT_EQ(first_difference(gpu, cpu_scan<float>(x, exclusive)), -1) << "n " << x.size();
     }
   }
-  const auto zeros = cuda::detail::sum_scan_host_data<float>(std::span<const float>(cases[0]), false, {}, 0, false);
+  const auto zeros = sum_scan_host_data<float>(std::span<const float>(cases[0]), false, {}, 0, false);
   EXPECT_EQ(bits_of_value(zeros.back()), bits_of_value(-0.0f));
-  const auto nan = cuda::detail::sum_scan_host_data<float>(std::span<const float>(cases[1]), false, {}, 0, false);
+  const auto nan = sum_scan_host_data<float>(std::span<const float>(cases[1]), false, {}, 0, false);
   EXPECT_EQ(bits_of_value(nan[3]), 0x7fc00000u);
 }
 
@@ -235,7 +272,7 @@ TEST(CudaScan, BeyondTwoToThe31ElementsGivesTheCpuBits) {
     v = bfloat16::from_float(static_cast<float>(static_cast<std::int64_t>(state >> 40) - (std::int64_t{1} << 22)) *
                              0x1p-23f);
   }
-  const auto gpu = cuda::detail::sum_scan_host_data<float>(std::span<const bfloat16>(x), false, {}, 3, false);
+  const auto gpu = sum_scan_host_data<float>(std::span<const bfloat16>(x), false, {}, 3, false);
   std::vector<float> cpu(n);
   detred::inclusive_sum_scan<float>(x.data(), cpu.data(), n);
   EXPECT_EQ(first_difference(gpu, cpu), -1);

@@ -1,10 +1,10 @@
 // cuda::inclusive_sum_scan / exclusive_sum_scan behind include/detred/cuda/scan.hpp: the generic Fenwick scan
-// (include/detred/cuda/detail/scan_kernel.cuh) with exact widening, IEEE addition (round to nearest, no contraction) and
-// canonical NaN outputs. Instantiated per input type by sum_scan_<type>.cu, so the type pairs compile in parallel.
+// (include/detred/cuda/detail/scan_kernel.cuh) with exact widening, IEEE addition (round to nearest, no contraction)
+// and canonical NaN outputs. Instantiated per input type by sum_scan_<type>.cu, so the type pairs compile in parallel.
 #pragma once
 
-#include "detred/cuda/scan.hpp"
 #include "detred/cuda/detail/scan_kernel.cuh"
+#include "detred/cuda/scan.hpp"
 #include "detred/types/float_traits.hpp"
 
 namespace detred::cuda::detail {
@@ -28,14 +28,14 @@ struct canonical_nan_output {
 };
 
 template <class A, class T>
-void sum_scan_on_device(const T* d_in, A* d_out, std::uint64_t n, bool exclusive, void* d_workspace,
-                        std::size_t workspace_bytes, cudaStream_t stream, const scan_launch_config& config) {
-  run_fenwick_scan<A>(d_in, d_out, n, d_workspace, workspace_bytes, stream, config, widen_to<A>{}, ieee_add{},
-                      canonical_nan_output{}, exclusive, negative_zero<A>());
+void sum_scan_on_device(void* d_workspace, const T* d_in, A* d_out, std::uint64_t n, bool exclusive,
+                        cudaStream_t stream, const scan_options& options, const char* what) {
+  run_fenwick_scan<A>(d_workspace, d_in, d_out, n, stream, options, widen_to<A>{}, ieee_add{}, canonical_nan_output{},
+                      exclusive, negative_zero<A>(), what);
 }
 
 }  // namespace detred::cuda::detail
 
-#define DETRED_INSTANTIATE_CUDA_SUM_SCAN(A, T)                                                                        \
-  template void detred::cuda::detail::sum_scan_on_device<A, T>(const T*, A*, std::uint64_t, bool, void*, std::size_t, \
-                                                               cudaStream_t, const detred::cuda::scan_launch_config&);
+#define DETRED_INSTANTIATE_CUDA_SUM_SCAN(A, T)                                                                         \
+  template void detred::cuda::detail::sum_scan_on_device<A, T>(void*, const T*, A*, std::uint64_t, bool, cudaStream_t, \
+                                                               const detred::cuda::scan_options&, const char*);

@@ -18,7 +18,7 @@ namespace detred::cuda {
 __host__ __device__ constexpr int blelloch_slot(int i) { return i + (i >> 5) + (i >> 10); }
 __host__ __device__ constexpr int blelloch_slots(int n) { return blelloch_slot(n - 1) + 1; }
 
-// All threads of the block call it; N a power of two, at most 2 * blockDim.x... any blockDim.x works (strided).
+// All threads of the block call it; N a power of two (any blockDim.x: the loops over a level are strided).
 // In: s[blelloch_slot(i)] = x_i. Out: s[blelloch_slot(i)] = P(i) for i >= 1 and, for i == 0, the carry (unchanged
 // garbage when has_carry is false: nothing precedes element 0). Returns, in every thread, the root of the N
 // elements (read before the down-sweep). Starts and ends with __syncthreads().

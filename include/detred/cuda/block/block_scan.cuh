@@ -68,35 +68,25 @@ struct block_fenwick_scan {
   template <class Op, class CarryIn>
   __device__ __forceinline__ void scan(T (&a)[Items], Op op, CarryIn carry_in, storage& s, T& thread_carry,
                                        bool& thread_has) {
-    scan_reloading(a, op, carry_in, s, thread_carry, thread_has, no_reload{});
-  }
-
-  struct no_reload {
-    __device__ __forceinline__ void operator()(T (&)[Items]) const {}
-  };
-  // The same, for leaves the caller can fetch again (e.g. from shared memory): reload(a) refills a with the
-  // thread's leaves after the block's carry-in is known, and the thread's up-sweep is redone, so that the leaves
-  // hold no registers during carry_in() (a look-back's wait). Same combines, same bits as scan().
-  template <class Op, class CarryIn, class Reload>
-  __device__ __forceinline__ void scan_reloading(T (&a)[Items], Op op, CarryIn carry_in, storage& s, T& thread_carry,
-                                                 bool& thread_has, Reload reload) {
     thread_fenwick_up(a, op);
-    scan_from_swept<false>(a, op, carry_in, s, thread_carry, thread_has, reload);
+    scan_from_swept(a, op, carry_in, s, thread_carry, thread_has, no_reload{});
   }
 
   // The same for a caller that has already run thread_fenwick_up(a, op) on the leaves and kept the result where
-  // reload_swept(a) fetches it again after the carry-in (so the thread's Items - 1 up-sweep combines are not redone:
-  // worth a store per combine where combines are dear, e.g. affine maps). Same combines, same bits as scan().
+  // reload_swept(a) fetches it again after the carry-in, so that a holds no registers during carry_in() (a
+  // look-back's wait) and the thread's Items - 1 up-sweep combines are not redone. Same combines, same bits as scan().
   template <class Op, class CarryIn, class ReloadSwept>
   __device__ __forceinline__ void scan_swept_reloading(T (&a)[Items], Op op, CarryIn carry_in, storage& s,
                                                        T& thread_carry, bool& thread_has, ReloadSwept reload_swept) {
-    scan_from_swept<true>(a, op, carry_in, s, thread_carry, thread_has, reload_swept);
+    scan_from_swept(a, op, carry_in, s, thread_carry, thread_has, reload_swept);
   }
 
  private:
-  // From the thread's up-swept leaves on. ReloadGivesSwept: reload(a) refills the up-swept values (else the leaves,
-  // swept again here).
-  template <bool ReloadGivesSwept, class Op, class CarryIn, class Reload>
+  struct no_reload {
+    __device__ __forceinline__ void operator()(T (&)[Items]) const {}
+  };
+  // From the thread's up-swept leaves on; reload(a), unless no_reload, refills the up-swept values after the carry-in.
+  template <class Op, class CarryIn, class Reload>
   __device__ __forceinline__ void scan_from_swept(T (&a)[Items], Op op, CarryIn carry_in, storage& s, T& thread_carry,
                                                   bool& thread_has, Reload reload) {
     constexpr bool reloads = !std::is_same_v<Reload, no_reload>;
@@ -120,10 +110,7 @@ struct block_fenwick_scan {
     T carry = s.warp_value[warp];
     bool has = warp != 0 || s.block_has;  // absent only before the first warp of a block without a carry-in
     lanes.down(carry, has, op);
-    if constexpr (reloads) {
-      reload(a);
-      if constexpr (!ReloadGivesSwept) thread_fenwick_up(a, op);
-    }
+    if constexpr (reloads) reload(a);
     thread_fenwick_down(a, carry, has, op);
     thread_carry = carry;
     thread_has = has;

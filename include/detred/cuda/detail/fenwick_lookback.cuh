@@ -20,7 +20,7 @@
 
 #include "detred/cuda/warp/warp_scan.cuh"
 
-namespace detred::cuda {
+namespace detred::cuda::detail {
 
 // Device memory of the look-back: for each tile a status word (0 nothing, 1 F published, 3 F and P published) and
 // two values. The statuses must be zero before the launch.
@@ -31,13 +31,11 @@ namespace detred::cuda {
 template <class T>
 struct fenwick_tile_state {
   unsigned* status;
-  T* fenwick;      // F_j
-  T* inclusive;    // P(j + 1)
-  void* words;     // packed form: 2 words per tile (F_j, P(j + 1)), zero before the launch
-  int backoff_ns;  // pause between two polls that found nothing new (0: none); speed only
+  T* fenwick;    // F_j
+  T* inclusive;  // P(j + 1)
+  void* words;   // packed form: 2 words per tile (F_j, P(j + 1)), zero before the launch
 };
 
-namespace detail {
 template <class T>
 __device__ __forceinline__ T load_l2(const T* p) {  // bypasses L1: another block wrote it
   unsigned w[sizeof(T) / 4];
@@ -104,7 +102,6 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
 __device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
-}  // namespace detail
 
 // Called by all 32 lanes of one warp with the tile's root A_j. Sets carry = P(j) (has_carry false for j == 0) and
 // end = P(j + 1), the same in every lane; publishes F_j and P(j + 1) when `publish` (every tile but a partial last
@@ -126,25 +123,24 @@ __device__ __forceinline__ void fenwick_lookback(std::uint64_t j, const T& root,
   if (s > 0) {
     bool ready = false;
     while (true) {
-      if constexpr (detail::packed_lookback<T>) {
-        if (lane < s && !ready) ready = detail::poll_word(state, watched, 0, f);
+      if constexpr (packed_lookback<T>) {
+        if (lane < s && !ready) ready = poll_word(state, watched, 0, f);
       } else {
-        if (lane < s && !ready) ready = detail::load_acquire(state.status + watched) != 0;
+        if (lane < s && !ready) ready = load_acquire(state.status + watched) != 0;
       }
       if (__all_sync(0xffffffffu, lane >= s || ready)) break;
-      if (state.backoff_ns) __nanosleep(state.backoff_ns);
     }
-    if constexpr (!detail::packed_lookback<T>)
-      if (lane < s) f = detail::load_l2(state.fenwick + watched);
+    if constexpr (!packed_lookback<T>)
+      if (lane < s) f = load_l2(state.fenwick + watched);
   }
   T fenwick = root;
-  for (int r = 0; r < s; ++r) fenwick = op(detail::shuffle_from(f, r), fenwick);
+  for (int r = 0; r < s; ++r) fenwick = op(shuffle_from(f, r), fenwick);
   if (publish && lane == 0) {
-    if constexpr (detail::packed_lookback<T>) {
-      detail::publish_word(state, j, 0, fenwick);
+    if constexpr (packed_lookback<T>) {
+      publish_word(state, j, 0, fenwick);
     } else {
-      detail::store_l2(state.fenwick + j, fenwick);
-      detail::store_release(state.status + j, 1u);
+      store_l2(state.fenwick + j, fenwick);
+      store_release(state.status + j, 1u);
     }
   }
   // Phase 2: the nearest published prefix at r >= s, and F for every r below it.
@@ -152,11 +148,11 @@ __device__ __forceinline__ void fenwick_lookback(std::uint64_t j, const T& root,
   T prefix{};
   bool got_f = lane < s, got_p = false;
   while (true) {
-    if constexpr (detail::packed_lookback<T>) {
-      if (watching && !got_p) got_p = detail::poll_word(state, watched, 1, prefix);
-      if (watching && !got_f) got_f = detail::poll_word(state, watched, 0, f);
+    if constexpr (packed_lookback<T>) {
+      if (watching && !got_p) got_p = poll_word(state, watched, 1, prefix);
+      if (watching && !got_f) got_f = poll_word(state, watched, 0, f);
     } else {
-      const unsigned status = watching ? detail::load_acquire(state.status + watched) : 0u;
+      const unsigned status = watching ? load_acquire(state.status + watched) : 0u;
       got_f = status != 0;
       got_p = status == 3u;
     }
@@ -166,19 +162,18 @@ __device__ __forceinline__ void fenwick_lookback(std::uint64_t j, const T& root,
     nearest = __ffsll(static_cast<long long>(candidates)) - 1;
     const std::uint64_t needed = (std::uint64_t{1} << nearest) - 1;
     if ((has_f & needed) == needed) break;
-    if (state.backoff_ns) __nanosleep(state.backoff_ns);
   }
-  if constexpr (!detail::packed_lookback<T>) {
-    if (lane < nearest && lane >= s) f = detail::load_l2(state.fenwick + watched);
-    if (lane == nearest && watching) prefix = detail::load_l2(state.inclusive + watched);
+  if constexpr (!packed_lookback<T>) {
+    if (lane < nearest && lane >= s) f = load_l2(state.fenwick + watched);
+    if (lane == nearest && watching) prefix = load_l2(state.inclusive + watched);
   }
   bool have = nearest < digits;
-  T acc = detail::shuffle_from(prefix, nearest & 31);
+  T acc = shuffle_from(prefix, nearest & 31);
   for (int r = nearest - 1; r >= 0; --r) {
     if (r == s - 1) {  // acc is now P(p_s) = P(j + 1 - lowbit(j + 1))
       end = have ? op(acc, fenwick) : fenwick;
     }
-    const T v = detail::shuffle_from(f, r);
+    const T v = shuffle_from(f, r);
     acc = have ? op(acc, v) : v;
     have = true;
   }
@@ -186,13 +181,13 @@ __device__ __forceinline__ void fenwick_lookback(std::uint64_t j, const T& root,
   carry = acc;
   has_carry = have;
   if (publish && lane == 0) {
-    if constexpr (detail::packed_lookback<T>) {
-      detail::publish_word(state, j, 1, end);
+    if constexpr (packed_lookback<T>) {
+      publish_word(state, j, 1, end);
     } else {
-      detail::store_l2(state.inclusive + j, end);
-      detail::store_release(state.status + j, 3u);
+      store_l2(state.inclusive + j, end);
+      store_release(state.status + j, 3u);
     }
   }
 }
 
-}  // namespace detred::cuda
+}  // namespace detred::cuda::detail

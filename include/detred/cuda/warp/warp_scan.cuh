@@ -10,11 +10,6 @@
 // i.e. the canonical reduce of everything before lane l, left-folded from the carry. When the group is an aligned
 // block of the whole input and the carry is P(group start), these are bit for bit the CPU scan's outputs. No
 // shuffle in down(): at most `levels` combines per lane. Reproducible across runs, GPUs and the CPU.
-//
-// warp_log_step_inclusive_scan (Hillis-Steele, a documented variant, NOT canonical): log2(32) steps of
-// v[l] = v[l - d] (+) v[l]. Lane 2 gets x0 (+) (x1 (+) x2), not the canonical (x0 (+) x1) (+) x2. Its guarantee: a
-// fixed association per lane (run_to_run and gpu_to_gpu: the same bits on every run and GPU for the same inputs),
-// exact for exact operators, but not the CPU's bits for rounding operators. detred's device scan does not use it.
 #pragma once
 
 #include <cstring>
@@ -41,17 +36,6 @@ __device__ __forceinline__ T shuffle_xor_any(const T& v, int mask) {
   std::memcpy(w, &v, sizeof(T));
 #pragma unroll
   for (int i = 0; i < int(sizeof(T) / 4); ++i) w[i] = __shfl_xor_sync(0xffffffffu, w[i], mask);
-  T out;
-  std::memcpy(&out, w, sizeof(T));
-  return out;
-}
-template <class T>
-__device__ __forceinline__ T shuffle_up_any(const T& v, int delta) {
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 4 == 0);
-  unsigned w[sizeof(T) / 4];
-  std::memcpy(w, &v, sizeof(T));
-#pragma unroll
-  for (int i = 0; i < int(sizeof(T) / 4); ++i) w[i] = __shfl_up_sync(0xffffffffu, w[i], delta);
   T out;
   std::memcpy(&out, w, sizeof(T));
   return out;
@@ -105,18 +89,6 @@ __device__ __forceinline__ T warp_canonical_inclusive_scan(T value, Op op) {
   scan.down(carry, has, op);
   const T next = detail::shuffle_from(carry, (lane + 1) & 31);
   return lane == 31 ? root : next;
-}
-
-// Hillis-Steele log-step inclusive scan (a variant: fixed but not canonical association, see the file comment).
-template <class T, class Op>
-__device__ __forceinline__ T warp_log_step_inclusive_scan(T value, Op op) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const T other = detail::shuffle_up_any(value, d);
-    if (lane >= d) value = op(other, value);
-  }
-  return value;
 }
 
 }  // namespace detred::cuda

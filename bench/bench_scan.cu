@@ -1,13 +1,14 @@
 // GPU scans: detred::cuda's canonical scans against the toolkit's CUB (cub::DeviceScan, WarpScan, BlockScan) and the
-// copy bandwidth, all in this one program (docs/PERFORMANCE.md, "GPU scans"). Medians of CUDA-event timings.
-//   bench_cuda_scan [reps]      (default 30)
-//   bench_cuda_scan 1 profile   one fp32 1 GiB call of detred's scan and one of CUB's (for ncu -k ... -c 1)
-//   bench_cuda_scan R tune      issue 16's candidates (src/cuda/common/device_tuning.hpp): the affine-map scan and the
-//                               fp32 / fp64 sums at 1 GiB over tile shapes (256 x 32 for 8-byte values through dynamic
-//                               shared memory) and L2 prefetch distances, against copy and CUB; fp32 at 2^20 and 2^16
-//                               per call (100 back-to-back calls) over shapes and look-back flag clearing. Candidates,
-//                               copy and CUB take turns in each of R rounds (medians); every candidate's output is
-//                               compared on the GPU, word for word, with the default's (exit 1 if any differ).
+// copy bandwidth, all in this one program (docs/PERFORMANCE.md, "GPU scans"). Medians of CUDA-event timings
+// (bench/support/bench_support.hpp).
+//   bench_scan [reps]           (default 30)
+//   bench_scan 1 profile        one fp32 1 GiB call of detred's scan and one of CUB's (for ncu -k ... -c 1)
+//   bench_scan R tune           the scan tuning's candidates (include/detred/cuda/detail/tuning.hpp): the affine-map
+//                               scan and the fp32 / fp64 sums at 1 GiB over tile shapes (256 x 32 for 8-byte values
+//                               through dynamic shared memory) and L2 prefetch distances, against copy and CUB; fp32
+//                               at 2^20 and 2^16 per call (100 back-to-back calls) over shapes. Candidates, copy and
+//                               CUB take turns in each of R rounds (medians); every candidate's output is compared on
+//                               the GPU, word for word, with the default's (exit 1 if any differ).
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
@@ -20,17 +21,19 @@
 #include <string>
 #include <vector>
 
-#include "bench/interleaved_timing.hpp"
+#include "bench/support/bench_support.hpp"
+#include "bench/support/interleaved_timing.hpp"
 #include "detred/cuda/block/block_scan.cuh"
-#include "detred/cuda/warp/warp_scan.cuh"
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/scan.cuh"
 #include "detred/cuda/scan.hpp"
-#include "src/cuda/common/device_tuning.hpp"
+#include "detred/cuda/warp/warp_scan.cuh"
 
 namespace {
 using detred::cuda::check;
+using detred::cuda::scan_options;
 int reps = 30;
 
 struct affine {
@@ -45,40 +48,14 @@ struct add_f {
   __device__ float operator()(float a, float b) const { return __fadd_rn(a, b); }
 };
 
-// Median ms of `reps` timings of `calls` back-to-back calls of f between two events, divided by calls.
+// Median ms per call: of `r` timings (default reps) of one call (calls == 1) or of `calls` back-to-back calls.
 double median_ms(const std::function<void()>& f, int calls = 1, int r = -1) {
   if (r < 0) r = reps;
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  f();
-  check(cudaDeviceSynchronize(), "warm-up");
-  std::vector<double> t;
-  for (int i = 0; i < r; ++i) {
-    cudaEventRecord(a);
-    for (int c = 0; c < calls; ++c) f();
-    cudaEventRecord(b);
-    check(cudaEventSynchronize(b), "timing");
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms / calls);
-  }
-  std::sort(t.begin(), t.end());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return t[t.size() / 2];
+  const double s =
+      calls == 1 ? detred::bench::single_call_seconds(f, r) : detred::bench::back_to_back_seconds(f, r, calls);
+  return s * 1e3;
 }
 
-__global__ void fill(float* x, std::uint64_t n, std::uint64_t seed) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::uint64_t(gridDim.x) * blockDim.x) {
-    std::uint64_t s = (i + seed) * 0x9E3779B97F4A7C15ull;
-    s ^= s >> 29;
-    s *= 0xBF58476D1CE4E5B9ull;
-    s ^= s >> 32;
-    x[i] = float(std::int64_t(s >> 40) - (1 << 23)) * 0x1p-23f;
-  }
-}
 __global__ void to_double(const float* x, double* y, std::uint64_t n) {
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::uint64_t(gridDim.x) * blockDim.x)
@@ -91,7 +68,7 @@ __global__ void to_affine(const float* x, affine* y, std::uint64_t n) {
 }
 std::uint64_t hash_bytes(const void* d, std::size_t bytes) {
   std::vector<std::uint64_t> h(bytes / 8);
-  cudaMemcpy(h.data(), d, bytes, cudaMemcpyDeviceToHost);
+  check(cudaMemcpy(h.data(), d, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
   std::uint64_t s = 1469598103934665603ull;
   for (auto v : h) s = (s ^ v) * 1099511628211ull;
   return s;
@@ -107,10 +84,10 @@ __global__ void count_differences(const unsigned* a, const unsigned* b, std::uin
   if (local) atomicAdd(differences, local);
 }
 
-// One candidate of the tune mode: a launch shape (0 x 0: the default) and tuning overrides (device_tuning.hpp).
+// One candidate of the tune mode: a launch shape (0 x 0: the tuning's) and tuning overrides (tuning.hpp's syntax).
 struct scan_candidate {
   std::string name, overrides;
-  detred::cuda::scan_launch_config config;
+  scan_options options;
 };
 
 // Microbenchmarks of the building blocks: `rounds` dependent scans per thread.
@@ -124,8 +101,6 @@ __global__ void warp_bench(const float* x, float* y) {
     float s;
     if constexpr (Variant == 0)
       s = detred::cuda::warp_canonical_inclusive_scan(v, add_f{});
-    else if constexpr (Variant == 1)
-      s = detred::cuda::warp_log_step_inclusive_scan(v, add_f{});
     else
       warp_scan(storage[threadIdx.x / 32]).InclusiveSum(v, s);
     v = s * 0x1p-5f;
@@ -162,21 +137,26 @@ int main(int argc, char** argv) {
   const bool profile = argc > 2 && std::string(argv[2]) == "profile";
   const auto dev = detred::cuda::describe_device(0);
   std::printf("device: %s, %d SMs; medians of %d CUDA-event timings\n", dev.name.c_str(), dev.multiprocessors, reps);
-  const std::uint64_t bytes = std::uint64_t{1} << 30;
+  const std::uint64_t bytes = detred::bench::one_gib;
   const std::uint64_t nf = bytes / 4, nd = bytes / 8;
-  float *xf, *yf;
-  double *xd, *yd;
-  affine *xa, *ya;
-  check(cudaMalloc(&xf, bytes), "malloc");
-  check(cudaMalloc(&yf, bytes), "malloc");
-  check(cudaMalloc(&xd, bytes), "malloc");
-  check(cudaMalloc(&yd, bytes), "malloc");
-  xa = reinterpret_cast<affine*>(xd);
-  ya = reinterpret_cast<affine*>(yd);
-  fill<<<4096, 256>>>(xf, nf, 1);
-  const std::size_t ws_bytes = detred::cuda::scan_workspace_bytes(nf, 8);
-  void* ws;
-  check(cudaMalloc(&ws, ws_bytes), "malloc");
+  detred::bench::device_buffer<float> xf_buffer(nf), yf_buffer(nf);
+  detred::bench::device_buffer<double> xd_buffer(nd), yd_buffer(nd);
+  float *xf = xf_buffer.get(), *yf = yf_buffer.get();
+  double *xd = xd_buffer.get(), *yd = yd_buffer.get();
+  affine* xa = reinterpret_cast<affine*>(xd);
+  affine* ya = reinterpret_cast<affine*>(yd);
+  detred::bench::fill_uniform(xf, nf);
+  // One workspace for every call below: the largest the size queries ask for.
+  std::size_t ws_bytes = 0;
+  for (std::size_t b : {std::size_t{0}, std::size_t{1}, std::size_t{2}}) {
+    std::size_t q = 0;
+    if (b == 0) detred::cuda::inclusive_sum_scan(nullptr, q, xf, yf, nf);
+    if (b == 1) detred::cuda::inclusive_sum_scan(nullptr, q, xd, yd, nd);
+    if (b == 2) detred::cuda::inclusive_scan(nullptr, q, xa, ya, nd, compose_affine{});
+    ws_bytes = std::max(ws_bytes, q);
+  }
+  detred::bench::device_buffer<unsigned char> ws_buffer(ws_bytes);
+  void* ws = ws_buffer.get();
   std::size_t cub_bytes = 0;
   cub::DeviceScan::InclusiveSum(nullptr, cub_bytes, xf, yf, nf);
   std::size_t b2 = 0;
@@ -184,13 +164,21 @@ int main(int argc, char** argv) {
   cub_bytes = std::max(cub_bytes, b2);
   cub::DeviceScan::InclusiveScan(nullptr, b2, xa, ya, compose_affine{}, nd);
   cub_bytes = std::max(cub_bytes, b2);
-  void* cub_ws;
-  check(cudaMalloc(&cub_ws, cub_bytes), "malloc");
+  detred::bench::device_buffer<unsigned char> cub_buffer(cub_bytes);
+  void* cub_ws = cub_buffer.get();
   const auto gbs = [](double moved, double ms) { return moved / ms / 1e6; };
+  // detred's calls with the preallocated workspace.
+  const auto sum_scan = [&](const auto* in, auto* out, std::uint64_t n, const scan_options& o = {}) {
+    std::size_t b = ws_bytes;
+    detred::cuda::inclusive_sum_scan(ws, b, in, out, n, nullptr, o);
+  };
+  const auto affine_scan = [&](std::uint64_t n, const scan_options& o = {}) {
+    std::size_t b = ws_bytes;
+    detred::cuda::inclusive_scan(ws, b, xa, ya, n, compose_affine{}, nullptr, o);
+  };
 
   if (argc > 2 && std::string(argv[2]) == "tune") {
     namespace d = detred::cuda::detail;
-    using detred::cuda::scan_launch_config;
     const d::device_profile prof = d::current_device_profile();
     const double peak = d::peak_dram_gb_per_s(prof);
     std::printf("profile: %d SMs, L2 %zu MB, memory %d kHz x %d bit = peak %.0f GB/s (%.1f per SM): class %s\n",
@@ -201,10 +189,10 @@ int main(int argc, char** argv) {
         "per timing, us per call); bits: the candidate's whole output against the default's, on the GPU\n",
         reps);
     to_double<<<4096, 256>>>(xf, xd, nd);
-    void* ref = nullptr;  // the default's output
-    unsigned long long* diff = nullptr;
-    check(cudaMalloc(&ref, bytes), "malloc");
-    check(cudaMalloc(&diff, sizeof(unsigned long long)), "malloc");
+    detred::bench::device_buffer<unsigned char> ref_buffer(bytes);  // the default's output
+    detred::bench::device_buffer<unsigned long long> diff_buffer(1);
+    void* ref = ref_buffer.get();
+    unsigned long long* diff = diff_buffer.get();
     bool all_same = true;
     // Words of out differing from ref's (out_bytes a multiple of 4).
     const auto differences = [&](const void* out, std::uint64_t out_bytes) {
@@ -248,92 +236,61 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     };
     const auto shape = [](int t, int i) { return std::to_string(t) + "x" + std::to_string(i); };
-    // Prefetch distances in tiles: about 1, 2 and 4 tiles per SM ahead, and 8 (132 SMs; scaled to the device).
+    // Prefetch distances in tiles: none, and about 1, 2, 4 and 8 tiles per SM ahead (scaled to the device).
     const int sms = prof.multiprocessors > 0 ? prof.multiprocessors : 132;
-    const std::vector<int> distances{sms, 2 * sms, 4 * sms, 8 * sms};
+    const std::vector<int> distances{0, sms, 2 * sms, 4 * sms, 8 * sms};
     const auto big_candidates = [&](const std::vector<std::pair<int, int>>& shapes) {
-      std::vector<scan_candidate> cs{{"default", "", {}},
-                                     {"default, init kernel_early", "scan.init=kernel_early", {}},
-                                     {"default, swept off", "scan.swept=0", {}}};
-      for (auto [t, i] : shapes) {
-        cs.push_back({shape(t, i), "", scan_launch_config{t, i}});
+      std::vector<scan_candidate> cs{{"default", "", {}}};
+      for (auto [t, i] : shapes)
         for (int dist : distances)
           cs.push_back({shape(t, i) + " prefetch " + std::to_string(dist) + " tiles",
-                        "scan.prefetch=" + std::to_string(dist), scan_launch_config{t, i}});
-      }
+                        "scan.prefetch=" + std::to_string(dist), scan_options{t, i}});
       return cs;
     };
-    // (a) the affine-map scan, 1 GiB (2^27 maps of two fp32).
+    // (a) the affine-map scan, 1 GiB (2^27 maps of two fp32), at finer prefetch distances around one tile per SM.
     to_affine<<<4096, 256>>>(xf, xa, nd);
+    std::vector<scan_candidate> affine_candidates{{"default", "", {}}};
+    for (int dist : {0, sms / 2, 3 * sms / 4, sms, 5 * sms / 4, 3 * sms / 2, 2 * sms})
+      affine_candidates.push_back({"128x32 prefetch " + std::to_string(dist) + " tiles",
+                                   "scan.prefetch=" + std::to_string(dist), scan_options{128, 32}});
+    for (auto [t, i] : std::vector<std::pair<int, int>>{{256, 32}, {64, 32}})
+      affine_candidates.push_back({shape(t, i) + " prefetch " + std::to_string(sms) + " tiles",
+                                   "scan.prefetch=" + std::to_string(sms), scan_options{t, i}});
     run(
-        "affine-map scan 1 GiB", 2 * bytes, 1,
-        [&] {
-          // The shapes that measured best (session 6, H200), at finer prefetch distances around one tile per SM.
-          std::vector<scan_candidate> cs{{"default", "", {}},
-                                         {"default, swept off", "scan.swept=0", {}},
-                                         {"128x32 no prefetch", "scan.prefetch=0", {128, 32}},
-                                         {"128x32 no prefetch, swept off", "scan.prefetch=0,scan.swept=0", {128, 32}}};
-          for (int dist : {sms, 2 * sms})
-            cs.push_back({"128x32 prefetch " + std::to_string(dist) + " tiles, swept off",
-                          "scan.swept=0,scan.prefetch=" + std::to_string(dist), scan_launch_config{128, 32}});
-          for (auto [t, i] : std::vector<std::pair<int, int>>{{256, 32}, {64, 32}})
-            cs.push_back({shape(t, i) + " prefetch " + std::to_string(sms) + " tiles, swept off",
-                          "scan.swept=0,scan.prefetch=" + std::to_string(sms), scan_launch_config{t, i}});
-          for (int dist : {sms / 2, 3 * sms / 4, sms, 5 * sms / 4, 3 * sms / 2, 2 * sms})
-            cs.push_back({"128x32 prefetch " + std::to_string(dist) + " tiles", "scan.prefetch=" + std::to_string(dist),
-                          scan_launch_config{128, 32}});
-          for (auto [t, i] : std::vector<std::pair<int, int>>{{256, 32}, {64, 32}})
-            cs.push_back({shape(t, i) + " prefetch " + std::to_string(sms) + " tiles",
-                          "scan.prefetch=" + std::to_string(sms), scan_launch_config{t, i}});
-          return cs;
-        }(),
-        [&](const scan_candidate& c) {
-          detred::cuda::inclusive_scan(xa, ya, nd, compose_affine{}, ws, ws_bytes, nullptr, c.config);
-        },
-        ya, bytes,
+        "affine-map scan 1 GiB", 2 * bytes, 1, affine_candidates,
+        [&](const scan_candidate& c) { affine_scan(nd, c.options); }, ya, bytes,
         [&] {
           std::size_t b = cub_bytes;
           cub::DeviceScan::InclusiveScan(cub_ws, b, xa, ya, compose_affine{}, nd);
         });
-    // fp64 and fp32 sums at 1 GiB (their bars are met; the same knobs must not cost them).
+    // fp64 and fp32 sums at 1 GiB.
     to_double<<<4096, 256>>>(xf, xd, nd);
     run(
         "fp64 inclusive sum 1 GiB", 2 * bytes, 1, big_candidates({{128, 32}, {256, 32}}),
-        [&](const scan_candidate& c) { detred::cuda::inclusive_sum_scan(xd, yd, nd, ws, ws_bytes, nullptr, c.config); },
-        yd, bytes,
+        [&](const scan_candidate& c) { sum_scan(xd, yd, nd, c.options); }, yd, bytes,
         [&] {
           std::size_t b = cub_bytes;
           cub::DeviceScan::InclusiveSum(cub_ws, b, xd, yd, nd);
         });
     run(
         "fp32 inclusive sum 1 GiB", 2 * bytes, 1, big_candidates({{256, 32}, {128, 32}}),
-        [&](const scan_candidate& c) { detred::cuda::inclusive_sum_scan(xf, yf, nf, ws, ws_bytes, nullptr, c.config); },
-        yf, bytes,
+        [&](const scan_candidate& c) { sum_scan(xf, yf, nf, c.options); }, yf, bytes,
         [&] {
           std::size_t b = cub_bytes;
           cub::DeviceScan::InclusiveSum(cub_ws, b, xf, yf, nf);
         });
-    // (b) fp32 per call at 2^20 (and 2^16, whose bar is met): shapes x flag clearing.
+    // (b) fp32 per call at 2^20 and 2^16: shapes, with and without the L2 prefetch.
     for (int lg : {20, 16}) {
       const std::uint64_t n = std::uint64_t{1} << lg;
-      std::vector<scan_candidate> cs{{"default", "", {}}, {"default, swept off", "scan.swept=0", {}}};
-      for (const char* init : {"kernel", "kernel_early"})
-        cs.push_back({std::string("default, init ") + init, std::string("scan.init=") + init, {}});
+      std::vector<scan_candidate> cs{{"default", "", {}}, {"default, prefetch 0", "scan.prefetch=0", {}}};
       const std::vector<std::pair<int, int>> shapes =
           lg == 20 ? std::vector<std::pair<int, int>>{{256, 32}, {128, 32}, {256, 16}, {64, 32}, {128, 16}, {256, 8}}
                    : std::vector<std::pair<int, int>>{{256, 32}, {128, 32}, {256, 16}};
-      for (auto [t, i] : shapes)
-        for (const char* init : {"memset", "kernel", "kernel_early"})
-          cs.push_back({shape(t, i) + " init " + init, std::string("scan.init=") + init, scan_launch_config{t, i}});
-      cs.push_back({"128x32 kernel_early prefetch 132", "scan.init=kernel_early,scan.prefetch=132",
-                    scan_launch_config{128, 32}});
+      for (auto [t, i] : shapes) cs.push_back({shape(t, i), "", scan_options{t, i}});
       const std::string label = "fp32 n = 2^" + std::to_string(lg) + " per call (100 back-to-back)";
       run(
-          label.c_str(), 2 * n * 4, 100, cs,
-          [&](const scan_candidate& c) {
-            detred::cuda::inclusive_sum_scan(xf, yf, n, ws, ws_bytes, nullptr, c.config);
-          },
-          yf, n * 4,
+          label.c_str(), 2 * n * 4, 100, cs, [&](const scan_candidate& c) { sum_scan(xf, yf, n, c.options); }, yf,
+          n * 4,
           [&] {
             std::size_t b = cub_bytes;
             cub::DeviceScan::InclusiveSum(cub_ws, b, xf, yf, n);
@@ -345,7 +302,7 @@ int main(int argc, char** argv) {
 
   if (profile) {
     std::size_t b = cub_bytes;
-    detred::cuda::inclusive_sum_scan(xf, yf, nf, ws, ws_bytes);
+    sum_scan(xf, yf, nf);
     cub::DeviceScan::InclusiveSum(cub_ws, b, xf, yf, nf);
     check(cudaDeviceSynchronize(), "profile");
     std::printf("profile: one detred and one CUB fp32 inclusive sum of 1 GiB\n");
@@ -366,27 +323,20 @@ int main(int argc, char** argv) {
       else
         cub::DeviceScan::InclusiveSum(cub_ws, b, xd, yd, n);
     };
-    const auto detred_call = [&](detred::cuda::scan_launch_config c) {
+    const auto detred_call = [&](scan_options c) {
       return [&, c] {
         if (type == 0)
-          detred::cuda::inclusive_sum_scan(xf, yf, n, ws, ws_bytes, nullptr, c);
+          sum_scan(xf, yf, n, c);
         else
-          detred::cuda::inclusive_sum_scan(xd, yd, n, ws, ws_bytes, nullptr, c);
+          sum_scan(xd, yd, n, c);
       };
     };
     const double tc = median_ms(cub_call);
     const double td = median_ms(detred_call({}));
     std::printf("%s inclusive sum 1 GiB: CUB InclusiveSum %7.0f GB/s | detred %7.0f GB/s = %.3fx CUB, %.3fx copy\n",
                 name, gbs(2.0 * bytes, tc), gbs(2.0 * bytes, td), tc / td, copy / td);
-    for (int backoff : {32, 100, 300}) {
-      detred::cuda::detail::lookback_backoff_ns = backoff;
-      const double tb = median_ms(detred_call({}), 1, 10);
-      std::printf("   look-back pause %3d ns: %7.0f GB/s (%.3fx CUB)\n", backoff, gbs(2.0 * bytes, tb), tc / tb);
-    }
-    detred::cuda::detail::lookback_backoff_ns = 0;
     for (int t : {64, 128, 256})
       for (int i : {4, 8, 16, 32}) {
-        if (type == 1 && t == 256 && i == 32) continue;  // does not fit shared memory for 8-byte values
         const double ts = median_ms(detred_call({t, i}), 1, 10);
         std::printf("   shape %3dx%-2d %7.0f GB/s (%.3fx CUB)\n", t, i, gbs(2.0 * bytes, ts), tc / ts);
       }
@@ -411,7 +361,7 @@ int main(int argc, char** argv) {
       std::size_t b = cub_bytes;
       cub::DeviceScan::InclusiveSum(cub_ws, b, xf, yf, n);
     };
-    const auto detred_call = [&] { detred::cuda::inclusive_sum_scan(xf, yf, n, ws, ws_bytes); };
+    const auto detred_call = [&] { sum_scan(xf, yf, n); };
     const double c100 = median_ms(cub_call, 100), d100 = median_ms(detred_call, 100);
     const double c1 = median_ms(cub_call), d1 = median_ms(detred_call);
     std::printf(
@@ -420,9 +370,8 @@ int main(int argc, char** argv) {
         n == (1u << 16) ? 16 : 20, c100 * 1e3, d100 * 1e3, d100 / c100, c1 * 1e3, d1 * 1e3);
     for (int t : {64, 128, 256})
       for (int i : {4, 8, 16, 32}) {
-        const detred::cuda::scan_launch_config c{t, i};
-        const double ts =
-            median_ms([&] { detred::cuda::inclusive_sum_scan(xf, yf, n, ws, ws_bytes, nullptr, c); }, 100);
+        const scan_options c{t, i};
+        const double ts = median_ms([&] { sum_scan(xf, yf, n, c); }, 100);
         std::printf("   shape %3dx%-2d per call %.2f us (%.3fx CUB)\n", t, i, ts * 1e3, ts / c100);
       }
   }
@@ -430,7 +379,7 @@ int main(int argc, char** argv) {
   // The affine-map scan: 2^27 maps of two fp32 (1 GiB), against copy; CUB's InclusiveScan with the same op as a peer.
   to_affine<<<4096, 256>>>(xf, xa, nd);
   {
-    const double td = median_ms([&] { detred::cuda::inclusive_scan(xa, ya, nd, compose_affine{}, ws, ws_bytes); });
+    const double td = median_ms([&] { affine_scan(nd); });
     const double tc = median_ms([&] {
       std::size_t b = cub_bytes;
       cub::DeviceScan::InclusiveScan(cub_ws, b, xa, ya, compose_affine{}, nd);
@@ -439,10 +388,8 @@ int main(int argc, char** argv) {
                 gbs(2.0 * bytes, td), copy / td, gbs(2.0 * bytes, tc));
     for (int t : {64, 128, 256})
       for (int i : {4, 8, 16, 32}) {
-        if (t == 256 && i == 32) continue;
-        const detred::cuda::scan_launch_config c{t, i};
-        const double ts = median_ms(
-            [&] { detred::cuda::inclusive_scan(xa, ya, nd, compose_affine{}, ws, ws_bytes, nullptr, c); }, 1, 10);
+        const scan_options c{t, i};
+        const double ts = median_ms([&] { affine_scan(nd, c); }, 1, 10);
         std::printf("   shape %3dx%-2d %7.0f GB/s (%.3fx copy)\n", t, i, gbs(2.0 * bytes, ts), copy / ts);
       }
   }
@@ -452,9 +399,8 @@ int main(int argc, char** argv) {
     const int blocks = 132 * 64;
     const double w0 = median_ms([&] { warp_bench<0><<<blocks, 256>>>(xf, yf); });
     const double w1 = median_ms([&] { warp_bench<1><<<blocks, 256>>>(xf, yf); });
-    const double w2 = median_ms([&] { warp_bench<2><<<blocks, 256>>>(xf, yf); });
-    std::printf("warp scan x%d: canonical %.3f ms (%.3fx CUB WarpScan), log-step %.3f ms, CUB WarpScan %.3f ms\n",
-                rounds, w0, w2 / w0, w1, w2);
+    std::printf("warp scan x%d: canonical %.3f ms (%.3fx CUB WarpScan), CUB WarpScan %.3f ms\n", rounds, w0, w1 / w0,
+                w1);
     const double b0 = median_ms([&] { block_bench<0><<<blocks, 256>>>(xf, yf); });
     const double b1 = median_ms([&] { block_bench<1><<<blocks, 256>>>(xf, yf); });
     std::printf("block scan 256x4 x%d: canonical %.3f ms (%.3fx CUB BlockScan), CUB BlockScan %.3f ms\n", rounds, b0,
