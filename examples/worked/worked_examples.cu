@@ -13,6 +13,7 @@
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/transform_reduce.cuh"
+#include "detred/cuda/workspace.hpp"
 #include "detred/reduce.hpp"
 #include "examples/worked/operators.hpp"
 
@@ -36,16 +37,17 @@ struct as_is {
   }
 };
 
-// result of transform_reduce on the device, copied back.
+// transform_reduce on the device: the size query, a workspace of that size, the call, the result back to the host.
 template <class Node, class X, class Map, class Op>
 Node on_gpu(const std::vector<X>& x, Node identity, Map map, Op op) {
   device_vector<X> d(x);
-  const std::size_t bytes = cuda::transform_reduce_workspace_bytes<X, Node>(x.size());
+  device_vector<Node> out(std::vector<Node>(1));
+  std::size_t bytes = 0;
+  cuda::transform_reduce(nullptr, bytes, d.ptr, out.ptr, x.size(), identity, op, map);
   void* ws = nullptr;
   cuda::check(cudaMalloc(&ws, bytes), "cudaMalloc");
-  cuda::transform_reduce(d.ptr, x.size(), static_cast<Node*>(ws), identity, map, op, ws, bytes);
-  Node r;
-  cuda::check(cudaMemcpy(&r, ws, sizeof(Node), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cuda::transform_reduce(ws, bytes, d.ptr, out.ptr, x.size(), identity, op, map);
+  const Node r = cuda::to_host(out.ptr);
   cudaFree(ws);
   return r;
 }

@@ -1,5 +1,5 @@
 // dot, nrm2, asum (blas.hpp): the canonical order with the operators of detail/reduce_ops.hpp, which the CUDA
-// backend uses too (src/cuda/reduce/blas_kernels.cuh).
+// backend uses too (src/cuda/reduce/blas.cuh).
 #include <cmath>
 #include <cstddef>
 

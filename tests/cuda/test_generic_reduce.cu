@@ -1,7 +1,7 @@
 // The generic device reduce and map-reduce (detred/cuda/transform_reduce.cuh): non-commutative operators of several
 // element sizes (1, 4, 8, 12, 16 bytes) against left-to-right references and against the CPU's canonical reduce, bit
-// for bit, over >= 20 launch configurations, sizes around every pass, tile and chunk boundary, and misaligned
-// pointers; plus<float> against detred::sum (the same canonical tree). Label `gpu`: skips without a device.
+// for bit, over >= 20 launch shapes, sizes around every pass, tile and chunk boundary, and misaligned pointers;
+// plus<float> against detred::sum (the same canonical tree). Label `gpu`: skips without a device.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -19,7 +19,7 @@
 #include "detred/cuda/transform_reduce.cuh"
 #include "detred/reduce.hpp"
 #include "examples/worked/operators.hpp"
-
+#include "tests/support/device_reduce.hpp"
 #include "tests/support/gpu_test.hpp"
 
 namespace {
@@ -39,56 +39,28 @@ std::vector<std::size_t> sizes_for(std::size_t element_bytes) {
   return sizes;
 }
 
-// Device copies at element offsets 0 and 1 from a 256-byte boundary (16-byte vector path and the element path).
-template <class T>
-struct device_copy {
-  void* base = nullptr;
-  T* data = nullptr;
-  device_copy(const std::vector<T>& host, std::size_t offset) {
-    cuda::check(cudaMalloc(&base, 256 + (offset + host.size()) * sizeof(T)), "cudaMalloc");
-    data = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + 256) + offset;
-    if (!host.empty())
-      cuda::check(cudaMemcpy(data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
-  }
-  ~device_copy() { cudaFree(base); }
-};
-
-struct workspace {
-  void* ptr = nullptr;
-  std::size_t bytes;
-  explicit workspace(std::size_t b) : bytes(b) { cuda::check(cudaMalloc(&ptr, b), "cudaMalloc"); }
-  ~workspace() { cudaFree(ptr); }
-};
-
-// Runs transform_reduce on the device for every size, offset and configuration; expect(n, gpu_result) checks it.
+// Runs transform_reduce on the device for every size, offset (0: the 16-byte vector path; 1: the element path) and
+// launch shape, its workspace sized by its own size query; expect(x, gpu_result) checks each result.
 template <class Node, class X, class Make, class Map, class Op, class Expect>
 int for_every_launch(Make make, Node identity, Map map, Op op, Expect expect) {
   int checked = 0;
-  const auto configs = test::canonical_launch_configs();
+  const auto shapes = test::reduce_launch_options();
+  test::reduce_runner run;
   for (std::size_t n : sizes_for(sizeof(X))) {
     const std::vector<X> x = make(n);
     for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
-      device_copy<X> in(x, offset);
-      workspace ws(cuda::transform_reduce_workspace_bytes<X, Node>(n));
-      Node* out = static_cast<Node*>(ws.ptr);
-      // Every engine variant (tests/support/gpu_test.hpp) over every configuration: the same bits. The first
-      // (default) result is checked against the reference; the others against it, bit for bit, and the reference.
-      for (const std::string& variant : test::generic_engine_variants()) {
-        const test::scoped_generic_engine engine(variant);
-        for (const auto& c : configs) {
-          // Poison the result slot: a variant that wrote nothing would otherwise pass with the previous result.
-          cuda::check(cudaMemset(out, 0x5b, sizeof(Node)), "cudaMemset");
-          cuda::transform_reduce<Node, X>(in.data, n, out, identity, map, op, ws.ptr, ws.bytes, nullptr, c);
-          Node gpu;
-          cuda::check(cudaMemcpy(&gpu, out, sizeof(Node), cudaMemcpyDeviceToHost), "cudaMemcpy");
-          if (!expect(x, gpu)) {
-            ADD_FAILURE() << "n=" << n << " offset=" << offset << " engine='" << variant
-                          << "' block=" << c.block_threads << " grid=" << c.grid_blocks
-                          << " tiles=" << c.tiles_per_chunk;
-            return checked;
-          }
-          ++checked;
+      const test::device_input<X> in(x, offset);
+      const X* d_in = in.data;
+      for (const auto& c : shapes) {
+        const Node gpu = run.run<Node>([&](void* ws, std::size_t& bytes, Node* out) {
+          cuda::transform_reduce(ws, bytes, d_in, out, n, identity, op, map, nullptr, c);
+        });
+        if (!expect(x, gpu)) {
+          ADD_FAILURE() << "n=" << n << " offset=" << offset << " block=" << c.block_threads
+                        << " grid=" << c.grid_blocks << " tiles=" << c.tiles_per_chunk;
+          return checked;
         }
+        ++checked;
       }
     }
   }
@@ -228,27 +200,36 @@ TEST(CudaGenericReduce, PlusFloatEqualsCanonicalSum) {
   EXPECT_GT(checked, 20);
 }
 
+// cuda::reduce: the same engine without a map; its size query, and its argument checks (host side, before any launch).
 TEST(CudaGenericReduce, ReduceEntryPointAndArguments) {
   DETRED_SKIP_WITHOUT_GPU();
   std::vector<examples::mat2> x(1000, examples::mat2{1, 1, 0, 1});
-  device_copy<examples::mat2> in(x, 0);
-  workspace ws(cuda::transform_reduce_workspace_bytes<examples::mat2, examples::mat2>(x.size()));
-  auto* out = static_cast<examples::mat2*>(ws.ptr);
-  cuda::reduce(in.data, x.size(), out, examples::mat2_identity, examples::mat2_op{}, ws.ptr, ws.bytes);
-  examples::mat2 gpu;
-  cuda::check(cudaMemcpy(&gpu, out, sizeof(gpu), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  const test::device_input<examples::mat2> in(x, 0);
+  const examples::mat2* d_in = in.data;
+  const std::uint64_t n = x.size();
+  test::reduce_runner run;
+  const examples::mat2 gpu = run.run<examples::mat2>([&](void* ws, std::size_t& bytes, examples::mat2* out) {
+    cuda::reduce(ws, bytes, d_in, out, n, examples::mat2_identity, examples::mat2_op{});
+  });
   EXPECT_EQ(gpu, (examples::mat2{1, 1000, 0, 1}));
-  EXPECT_THROW(cuda::reduce(in.data, x.size(), out, examples::mat2_identity, examples::mat2_op{}, ws.ptr, 64),
+  std::size_t bytes = 0, again = 0;
+  examples::mat2* null_out = nullptr;
+  cuda::reduce(nullptr, bytes, d_in, null_out, n, examples::mat2_identity, examples::mat2_op{});
+  cuda::transform_reduce(nullptr, again, d_in, null_out, n, examples::mat2_identity, examples::mat2_op{}, as_is{},
+                         nullptr, {32, 5, 1});
+  EXPECT_GT(bytes, 0u);
+  EXPECT_EQ(bytes, again);
+  void* ws = run.workspace(bytes + 256);
+  auto* out = reinterpret_cast<examples::mat2*>(static_cast<unsigned char*>(ws) + bytes);
+  std::size_t too_few = 64;
+  EXPECT_THROW(cuda::reduce(ws, too_few, d_in, out, n, examples::mat2_identity, examples::mat2_op{}), invalid_argument);
+  EXPECT_THROW(cuda::reduce(ws, bytes, d_in, out, n, examples::mat2_identity, examples::mat2_op{}, nullptr, {33, 0, 0}),
                invalid_argument);
-  EXPECT_THROW(cuda::reduce(in.data, x.size(), out, examples::mat2_identity, examples::mat2_op{}, ws.ptr, ws.bytes,
-                            nullptr, {33, 0, 0}),
+  EXPECT_THROW(cuda::reduce(ws, bytes, d_in, null_out, n, examples::mat2_identity, examples::mat2_op{}),
                invalid_argument);
-  for (const char* bad : {"ahead=5", "minblocks=2", "prefold=2", "fast=1", "single=1,ahead=3", "minblocks=4,ahead=4"}) {
-    const test::scoped_generic_engine engine(bad);
-    EXPECT_THROW(cuda::reduce(in.data, x.size(), out, examples::mat2_identity, examples::mat2_op{}, ws.ptr, ws.bytes),
-                 invalid_argument)
-        << bad;
-  }
+  EXPECT_THROW(cuda::reduce(ws, bytes, static_cast<const examples::mat2*>(nullptr), out, n, examples::mat2_identity,
+                            examples::mat2_op{}),
+               invalid_argument);
 }
 
 }  // namespace

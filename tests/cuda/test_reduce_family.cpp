@@ -1,7 +1,9 @@
 // The GPU reduce family against the CPU backend, bit for bit: product (reduce.hpp), min/max/argmin/argmax
 // (extrema.hpp), dot/nrm2/asum (blas.hpp), for every type pair, >= 20 launch configurations, sizes around every pass,
 // tile and chunk boundary, 16-byte aligned and misaligned pointers, special values (NaN, Inf, signed zeros, ties,
-// overflow), and n >= 2^31 for float. Label `gpu`: every test skips, saying why, without a CUDA device.
+// overflow), and n >= 2^31 for float. Every call sizes its workspace with its own size query and returns its result
+// through cuda::to_host (tests/support/device_reduce.hpp). Label `gpu`: every test skips, saying why, without a CUDA
+// device.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -21,6 +23,7 @@
 #include "detred/cuda/extrema.hpp"
 #include "detred/cuda/reduce.hpp"
 #include "detred/reduce.hpp"
+#include "tests/support/device_reduce.hpp"
 #include "tests/support/gpu_test.hpp"
 #include "tests/support/type_pairs.hpp"
 
@@ -54,66 +57,51 @@ std::vector<T> values(std::size_t n, std::uint64_t seed, int exponent_span = 24)
   return x;
 }
 
-template <class T>
-struct device_copy {
-  void* base = nullptr;
-  T* data = nullptr;
-  void* ws = nullptr;
-  std::size_t ws_bytes = 0;
-  device_copy(const std::vector<T>& host, std::size_t offset) {
-    cuda::check(cudaMalloc(&base, 256 + (offset + host.size()) * sizeof(T)), "cudaMalloc");
-    data = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + 256) + offset;
-    if (!host.empty())
-      cuda::check(cudaMemcpy(data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
-    ws_bytes = cuda::sum_workspace_bytes(host.size());
-    cuda::check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
-  }
-  ~device_copy() {
-    cudaFree(base);
-    cudaFree(ws);
-  }
-};
-
 #define DETRED_CONFIG_MESSAGE(c) \
   " block=" << c.block_threads << " grid=" << c.grid_blocks << " tiles=" << c.tiles_per_chunk
 
-// Every function of the family for inputs x (and y for dot) against the CPU, over every configuration.
+// Every function of the family for inputs x (and y for dot) against the CPU, over every launch shape.
 template <class A, class T>
 int check_all(const std::vector<T>& x, const std::vector<T>& y, std::size_t offset, const char* what) {
-  const std::size_t n = x.size();
-  device_copy<T> dx(x, offset), dy(y, offset);
+  const std::uint64_t n = x.size();
+  const test::device_input<T> dx(x, offset), dy(y, offset);
+  const T* d_x = dx.data;
+  const T* d_y = dy.data;
+  test::reduce_runner run;
   const A cpu_product = detred::product<A>(x), cpu_dot = detred::dot<A>(x.data(), y.data(), n),
           cpu_nrm2 = detred::nrm2<A>(x.data(), n), cpu_asum = detred::asum<A>(x.data(), n);
   int checked = 0;
-  for (const auto& c : test::canonical_launch_configs()) {
-    const A p = cuda::product_to_host<A>(static_cast<const T*>(dx.data), n, dx.ws, dx.ws_bytes, nullptr, c);
+  for (const auto& c : test::reduce_launch_options()) {
+    const A p =
+        run.run<A>([&](void* ws, std::size_t& bytes, A* out) { cuda::product<A>(ws, bytes, d_x, out, n, nullptr, c); });
     EXPECT_EQ(bits_of(p), bits_of(cpu_product))
         << what << " product n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
-    const A d = cuda::blas_to_host<A>(cuda::blas_kind::dot, static_cast<const T*>(dx.data),
-                                      static_cast<const T*>(dy.data), n, dx.ws, dx.ws_bytes, nullptr, c);
+    const A d = run.run<A>(
+        [&](void* ws, std::size_t& bytes, A* out) { cuda::dot<A>(ws, bytes, d_x, d_y, out, n, nullptr, c); });
     EXPECT_EQ(bits_of(d), bits_of(cpu_dot))
         << what << " dot n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
-    const A r = cuda::blas_to_host<A>(cuda::blas_kind::nrm2, static_cast<const T*>(dx.data),
-                                      static_cast<const T*>(nullptr), n, dx.ws, dx.ws_bytes, nullptr, c);
+    const A r =
+        run.run<A>([&](void* ws, std::size_t& bytes, A* out) { cuda::nrm2<A>(ws, bytes, d_x, out, n, nullptr, c); });
     EXPECT_EQ(bits_of(r), bits_of(cpu_nrm2))
         << what << " nrm2 n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
-    const A s = cuda::blas_to_host<A>(cuda::blas_kind::asum, static_cast<const T*>(dx.data),
-                                      static_cast<const T*>(nullptr), n, dx.ws, dx.ws_bytes, nullptr, c);
+    const A s =
+        run.run<A>([&](void* ws, std::size_t& bytes, A* out) { cuda::asum<A>(ws, bytes, d_x, out, n, nullptr, c); });
     EXPECT_EQ(bits_of(s), bits_of(cpu_asum))
         << what << " asum n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
     if constexpr (std::is_same_v<A, default_accumulation_t<T>>) {
-      using K = cuda::extremum_kind;
-      const T* d_x = dx.data;
-      EXPECT_EQ(bits_of(cuda::extremum_to_host(d_x, n, K::min, dx.ws, dx.ws_bytes, nullptr, c)),
-                bits_of(detred::min(x)))
-          << what << " min n=" << n << DETRED_CONFIG_MESSAGE(c);
-      EXPECT_EQ(bits_of(cuda::extremum_to_host(d_x, n, K::max, dx.ws, dx.ws_bytes, nullptr, c)),
-                bits_of(detred::max(x)))
-          << what << " max n=" << n << DETRED_CONFIG_MESSAGE(c);
-      EXPECT_EQ(cuda::arg_extremum_to_host(d_x, n, K::argmin, dx.ws, dx.ws_bytes, nullptr, c), detred::argmin(x))
-          << what << " argmin n=" << n << DETRED_CONFIG_MESSAGE(c);
-      EXPECT_EQ(cuda::arg_extremum_to_host(d_x, n, K::argmax, dx.ws, dx.ws_bytes, nullptr, c), detred::argmax(x))
-          << what << " argmax n=" << n << DETRED_CONFIG_MESSAGE(c);
+      using index = std::uint64_t;
+      const T lo =
+          run.run<T>([&](void* ws, std::size_t& bytes, T* out) { cuda::min(ws, bytes, d_x, out, n, nullptr, c); });
+      EXPECT_EQ(bits_of(lo), bits_of(detred::min(x))) << what << " min n=" << n << DETRED_CONFIG_MESSAGE(c);
+      const T hi =
+          run.run<T>([&](void* ws, std::size_t& bytes, T* out) { cuda::max(ws, bytes, d_x, out, n, nullptr, c); });
+      EXPECT_EQ(bits_of(hi), bits_of(detred::max(x))) << what << " max n=" << n << DETRED_CONFIG_MESSAGE(c);
+      const index at_lo = run.run<index>(
+          [&](void* ws, std::size_t& bytes, index* out) { cuda::argmin(ws, bytes, d_x, out, n, nullptr, c); });
+      EXPECT_EQ(at_lo, detred::argmin(x)) << what << " argmin n=" << n << DETRED_CONFIG_MESSAGE(c);
+      const index at_hi = run.run<index>(
+          [&](void* ws, std::size_t& bytes, index* out) { cuda::argmax(ws, bytes, d_x, out, n, nullptr, c); });
+      EXPECT_EQ(at_hi, detred::argmax(x)) << what << " argmax n=" << n << DETRED_CONFIG_MESSAGE(c);
     }
     ++checked;
     if (::testing::Test::HasFailure()) return checked;
@@ -167,8 +155,9 @@ TEST(CudaReduceFamily, SpecialValuesAsOnTheCpu) {
 // offsets (16-byte vector body with and without an unaligned head).
 template <class T>
 void integer_extrema() {
-  using K = cuda::extremum_kind;
+  using index = std::uint64_t;
   int checked = 0;
+  test::reduce_runner run;
   for (std::size_t n : sizes_for(sizeof(T))) {
     std::mt19937_64 rng(n * 7 + sizeof(T));
     std::vector<T> x(n);
@@ -180,37 +169,27 @@ void integer_extrema() {
                         : T(rng());
     }
     for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
-      device_copy<T> d(x, offset);
+      const test::device_input<T> d(x, offset);
       const T* p = d.data;
-      for (const auto& c : test::canonical_launch_configs()) {
-        EXPECT_EQ(cuda::extremum_to_host(p, n, K::min, d.ws, d.ws_bytes, nullptr, c), detred::min(x))
-            << "min n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
-        EXPECT_EQ(cuda::extremum_to_host(p, n, K::max, d.ws, d.ws_bytes, nullptr, c), detred::max(x))
-            << "max n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
-        EXPECT_EQ(cuda::arg_extremum_to_host(p, n, K::argmin, d.ws, d.ws_bytes, nullptr, c), detred::argmin(x))
-            << "argmin n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
-        EXPECT_EQ(cuda::arg_extremum_to_host(p, n, K::argmax, d.ws, d.ws_bytes, nullptr, c), detred::argmax(x))
-            << "argmax n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
+      for (const auto& c : test::reduce_launch_options()) {
+        const T lo =
+            run.run<T>([&](void* ws, std::size_t& bytes, T* out) { cuda::min(ws, bytes, p, out, n, nullptr, c); });
+        EXPECT_EQ(lo, detred::min(x)) << "min n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
+        const T hi =
+            run.run<T>([&](void* ws, std::size_t& bytes, T* out) { cuda::max(ws, bytes, p, out, n, nullptr, c); });
+        EXPECT_EQ(hi, detred::max(x)) << "max n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
+        const index at_lo = run.run<index>(
+            [&](void* ws, std::size_t& bytes, index* out) { cuda::argmin(ws, bytes, p, out, n, nullptr, c); });
+        EXPECT_EQ(at_lo, detred::argmin(x)) << "argmin n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
+        const index at_hi = run.run<index>(
+            [&](void* ws, std::size_t& bytes, index* out) { cuda::argmax(ws, bytes, p, out, n, nullptr, c); });
+        EXPECT_EQ(at_hi, detred::argmax(x)) << "argmax n=" << n << " offset=" << offset << DETRED_CONFIG_MESSAGE(c);
         if (::testing::Test::HasFailure()) return;
         ++checked;
       }
     }
   }
   EXPECT_GT(checked, 20);
-}
-// The generic engine's variants (DETRED_GENERIC_ENGINE) give the CPU's bits for product, dot, nrm2 and asum (and
-// leave the extrema alone): fp32 (the variants' own kernels) and bf16 (prefold, batch, single), into fp32, every
-// configuration and size.
-TEST(CudaReduceFamily, EngineVariantsAsOnTheCpu) {
-  DETRED_SKIP_WITHOUT_GPU();
-  for (const std::string& variant : test::generic_engine_variants()) {
-    if (variant.empty()) continue;  // the default: every other test
-    const test::scoped_generic_engine engine(variant);
-    SCOPED_TRACE("DETRED_GENERIC_ENGINE=" + variant);
-    every_pair{}.operator()<float, float>();
-    every_pair{}.operator()<float, detred::bfloat16>();
-    if (::testing::Test::HasFailure()) return;
-  }
 }
 
 TEST(CudaReduceFamily, IntegerExtremaAsOnTheCpu) {
@@ -230,27 +209,67 @@ TEST(CudaReduceFamily, MoreThanTwoToThe31Elements) {
   x[n - 7] = -5.0f;
   x[(std::size_t{1} << 31) + 3] = 9.0f;
   x[n - 1] = 9.0f;  // a tie: argmax is the lower index
-  device_copy<float> d(x, 0);
-  using K = cuda::extremum_kind;
+  const test::device_input<float> d(x, 0);
   const float* p = d.data;
-  EXPECT_EQ(cuda::arg_extremum_to_host(p, n, K::argmin, d.ws, d.ws_bytes), n - 7);
-  EXPECT_EQ(cuda::arg_extremum_to_host(p, n, K::argmax, d.ws, d.ws_bytes), (std::size_t{1} << 31) + 3);
-  EXPECT_EQ(bits_of(cuda::blas_to_host<double>(cuda::blas_kind::asum, p, p, n, d.ws, d.ws_bytes)),
-            bits_of(detred::asum<double>(x.data(), n)));
-  EXPECT_EQ(bits_of(cuda::blas_to_host<float>(cuda::blas_kind::dot, p, p, n, d.ws, d.ws_bytes)),
-            bits_of(detred::dot<float>(x.data(), x.data(), n)));
+  test::reduce_runner run;
+  using index = std::uint64_t;
+  EXPECT_EQ(run.run<index>([&](void* ws, std::size_t& bytes, index* out) { cuda::argmin(ws, bytes, p, out, n); }),
+            n - 7);
+  EXPECT_EQ(run.run<index>([&](void* ws, std::size_t& bytes, index* out) { cuda::argmax(ws, bytes, p, out, n); }),
+            (std::size_t{1} << 31) + 3);
+  const double a =
+      run.run<double>([&](void* ws, std::size_t& bytes, double* out) { cuda::asum<double>(ws, bytes, p, out, n); });
+  EXPECT_EQ(bits_of(a), bits_of(detred::asum<double>(x.data(), n)));
+  const float dd =
+      run.run<float>([&](void* ws, std::size_t& bytes, float* out) { cuda::dot(ws, bytes, p, p, out, n); });
+  EXPECT_EQ(bits_of(dd), bits_of(detred::dot<float>(x.data(), x.data(), n)));
 }
 
-TEST(CudaReduceFamily, RejectsBadArguments) {
-  DETRED_SKIP_WITHOUT_GPU();
-  device_copy<float> d(std::vector<float>(100, 1.0f), 0);
-  const float* p = d.data;
-  EXPECT_THROW(cuda::product_to_host(p, 100, d.ws, 16), invalid_argument);
-  EXPECT_THROW(cuda::product_to_host(p, 100, d.ws, d.ws_bytes, nullptr, {33, 0, 0}), invalid_argument);
-  EXPECT_THROW(cuda::product_to_host(static_cast<const float*>(nullptr), 100, d.ws, d.ws_bytes), invalid_argument);
-  EXPECT_THROW(
-      cuda::product_to_host(reinterpret_cast<const float*>(reinterpret_cast<const char*>(p) + 1), 10, d.ws, d.ws_bytes),
-      invalid_argument);
+// The workspace idiom (docs/API.md) and the argument checks, all on the host before any CUDA call, so this test runs
+// without a device (the pointers are never dereferenced): a null workspace is a size query that needs no other valid
+// pointer and gives the same bytes for every launch shape; too few bytes, an option out of range, a null or
+// misaligned pointer throw invalid_argument.
+TEST(CudaReduceFamily, SizeQueryAndArgumentChecksNeedNoDevice) {
+  const auto* p = reinterpret_cast<const float*>(std::uintptr_t{1} << 20);  // 16-byte aligned, never read
+  auto* out = reinterpret_cast<float*>(std::uintptr_t{2} << 20);
+  auto* index_out = reinterpret_cast<std::uint64_t*>(std::uintptr_t{3} << 20);
+  void* ws = reinterpret_cast<void*>(std::uintptr_t{4} << 20);
+  const float* null_in = nullptr;
+  float* null_out = nullptr;
+  const std::uint64_t n = 1'000'000;
+  std::size_t bytes = 0, extremum_bytes = 0, blas_bytes = 0;
+  cuda::product(nullptr, bytes, null_in, null_out, n);
+  cuda::argmax(nullptr, extremum_bytes, null_in, static_cast<std::uint64_t*>(nullptr), n);
+  cuda::nrm2<double>(nullptr, blas_bytes, null_in, static_cast<double*>(nullptr), n);
+  EXPECT_GT(bytes, 0u);
+  EXPECT_GT(extremum_bytes, 0u);
+  EXPECT_GT(blas_bytes, 0u);
+  for (const auto& c : test::reduce_launch_options()) {
+    std::size_t again = 0, extremum_again = 0;
+    cuda::product(nullptr, again, p, out, n, nullptr, c);
+    cuda::argmax(nullptr, extremum_again, p, index_out, n, nullptr, c);
+    EXPECT_EQ(again, bytes) << DETRED_CONFIG_MESSAGE(c);
+    EXPECT_EQ(extremum_again, extremum_bytes) << DETRED_CONFIG_MESSAGE(c);
+  }
+  std::size_t too_few = bytes - 1, extremum_too_few = extremum_bytes - 1;
+  EXPECT_THROW(cuda::product(ws, too_few, p, out, n), invalid_argument);
+  EXPECT_THROW(cuda::max(ws, extremum_too_few, p, out, n), invalid_argument);
+  EXPECT_THROW(cuda::product(ws, bytes, p, out, n, nullptr, {33, 0, 0}), invalid_argument);
+  EXPECT_THROW(cuda::product(ws, bytes, p, out, n, nullptr, {512, 0, 0}), invalid_argument);
+  EXPECT_THROW(cuda::product(ws, bytes, p, out, n, nullptr, {0, -1, 0}), invalid_argument);
+  EXPECT_THROW(cuda::product(ws, bytes, p, out, n, nullptr, {0, 0, 3}), invalid_argument);
+  EXPECT_THROW(cuda::product(nullptr, bytes, p, out, n, nullptr, {0, 0, 32}), invalid_argument);
+  EXPECT_THROW(cuda::argmin(nullptr, extremum_bytes, p, index_out, n, nullptr, {0, 0, 5}), invalid_argument);
+  EXPECT_THROW(cuda::product(ws, bytes, null_in, out, n), invalid_argument);
+  EXPECT_THROW(cuda::product(ws, bytes, p, null_out, n), invalid_argument);
+  EXPECT_THROW(cuda::product(ws, bytes, reinterpret_cast<const float*>(reinterpret_cast<const char*>(p) + 1), out, n),
+               invalid_argument);
+  EXPECT_THROW(cuda::product(static_cast<unsigned char*>(ws) + 8, bytes, p, out, n), invalid_argument);
+  EXPECT_THROW(cuda::min(ws, extremum_bytes, p, null_out, n), invalid_argument);
+  EXPECT_THROW(cuda::argmin(ws, extremum_bytes, null_in, index_out, n), invalid_argument);
+  EXPECT_THROW(cuda::argmin(ws, extremum_bytes, p, static_cast<std::uint64_t*>(nullptr), n), invalid_argument);
+  EXPECT_THROW(cuda::dot(ws, blas_bytes, p, null_in, out, n), invalid_argument);
+  EXPECT_THROW(cuda::asum(ws, blas_bytes, null_in, out, n), invalid_argument);
 }
 
 }  // namespace

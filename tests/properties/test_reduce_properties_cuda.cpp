@@ -1,5 +1,5 @@
-// Properties of the GPU reduce family (issue 14; label gpu): for random inputs (sizes up to 40 tiles, values over a
-// wide range with special values mixed in), random launch configurations and random element offsets (0..7, the
+// Properties of the GPU reduce family (label gpu): for random inputs (sizes up to 40 tiles, values over a wide range
+// with special values mixed in), random launch shapes (reduce_options) and random element offsets (0..7, the
 // misaligned load path), every function equals the CPU backend bit for bit: product, dot, nrm2, asum (float and
 // double accumulation of float inputs; bf16 into float), min, max, argmin, argmax. Without a CUDA device every test
 // is skipped, saying so. Plain C++ against detred::cuda's host API.
@@ -16,43 +16,32 @@
 
 #include "detred/blas.hpp"
 #include "detred/cuda/blas.hpp"
+#include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/extrema.hpp"
 #include "detred/cuda/reduce.hpp"
 #include "detred/properties/property.hpp"
 #include "detred/reduce.hpp"
-#include "tests/properties/cuda_backend.hpp"
+#include "tests/support/device_reduce.hpp"
 
 namespace detred::test {
 namespace {
 
-// x and y on the device at `offset` elements past a 256-byte boundary, with a workspace; freed on scope exit.
-template <class T>
-struct device_pair {
-  void* block = nullptr;
-  void* ws = nullptr;
-  std::size_t ws_bytes = 0;
-  const T* x = nullptr;
-  const T* y = nullptr;
-  device_pair(const std::vector<T>& hx, const std::vector<T>& hy, std::size_t offset) {
-    const std::size_t n = hx.size(), stride = (offset + n + 255) / 256 * 256 + 256;
-    cuda::check(cudaMalloc(&block, 2 * stride * sizeof(T) + 256), "cudaMalloc");
-    T* px = reinterpret_cast<T*>(static_cast<unsigned char*>(block) + 256) + offset;
-    T* py = px + stride;
-    if (n) {
-      cuda::check(cudaMemcpy(px, hx.data(), n * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
-      cuda::check(cudaMemcpy(py, hy.data(), n * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
-    }
-    x = px;
-    y = py;
-    ws_bytes = cuda::sum_workspace_bytes(n);
-    cuda::check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
-  }
-  ~device_pair() {
-    cudaFree(block);
-    cudaFree(ws);
-  }
+// A launch shape: each field 0 ("choose") or a forced value (block_threads a multiple of 32 up to 256, grid_blocks
+// 1..300, tiles_per_chunk a power of two up to 16), and an element offset 0..7 past a 256-byte boundary.
+struct reduce_shape {
+  cuda::reduce_options options;
+  std::size_t offset = 0;
 };
+rc::Gen<reduce_shape> reduce_shapes() {
+  namespace gen = rc::gen;
+  return gen::apply(
+      [](int block_threads, int grid_blocks, int tiles_per_chunk, std::size_t offset) {
+        return reduce_shape{{block_threads, grid_blocks, tiles_per_chunk}, offset};
+      },
+      gen::oneOf(gen::just(0), gen::map(gen::inRange(1, 9), [](int k) { return 32 * k; })),
+      gen::oneOf(gen::just(0), gen::inRange(1, 301)), gen::element(0, 1, 2, 4, 8, 16), gen::inRange<std::size_t>(0, 8));
+}
 
 // n values from a seed: 24 binades, random signs, and with probability 1/64 each a special value.
 template <class T>
@@ -83,39 +72,50 @@ void same_bits_as_cpu() {
     const std::size_t n =
         *rc::gen::oneOf(rc::gen::inRange<std::size_t>(0, 2000), rc::gen::inRange<std::size_t>(0, 163841));
     const std::uint64_t seed = *rc::gen::arbitrary<std::uint64_t>();
-    const cuda_backend::config c = *cuda_backend::configs();
+    const reduce_shape shape = *reduce_shapes();
+    const cuda::reduce_options& o = shape.options;
     const std::vector<T> x = random_values<T>(n, seed), y = random_values<T>(n, seed ^ 0x5bd1e995u);
-    device_pair<T> d(x, y, c.offset);
-    RC_LOG() << "n " << n << ", seed " << seed << "\n";
-    RC_ASSERT(bits(cuda::product_to_host<A>(d.x, n, d.ws, d.ws_bytes, nullptr, c.launch)) ==
-              bits(detred::product<A>(x)));
-    using K = cuda::blas_kind;
-    RC_ASSERT(bits(cuda::blas_to_host<A>(K::dot, d.x, d.y, n, d.ws, d.ws_bytes, nullptr, c.launch)) ==
-              bits(detred::dot<A>(x.data(), y.data(), n)));
-    RC_ASSERT(bits(cuda::blas_to_host<A>(K::nrm2, d.x, d.y, n, d.ws, d.ws_bytes, nullptr, c.launch)) ==
+    const device_input<T> dx(x, shape.offset), dy(y, shape.offset);
+    const T* d_x = dx.data;
+    const T* d_y = dy.data;
+    RC_LOG() << "n " << n << ", seed " << seed << ", reduce_options{" << o.block_threads << ", " << o.grid_blocks
+             << ", " << o.tiles_per_chunk << "}, offset " << shape.offset << "\n";
+    reduce_runner run;
+    const auto value = [&](auto call) { return run.run<A>(call); };
+    RC_ASSERT(bits(value([&](void* ws, std::size_t& b, A* out) {
+                cuda::product<A>(ws, b, d_x, out, n, nullptr, o);
+              })) == bits(detred::product<A>(x)));
+    RC_ASSERT(bits(value([&](void* ws, std::size_t& b, A* out) {
+                cuda::dot<A>(ws, b, d_x, d_y, out, n, nullptr, o);
+              })) == bits(detred::dot<A>(x.data(), y.data(), n)));
+    RC_ASSERT(bits(value([&](void* ws, std::size_t& b, A* out) { cuda::nrm2<A>(ws, b, d_x, out, n, nullptr, o); })) ==
               bits(detred::nrm2<A>(x.data(), n)));
-    RC_ASSERT(bits(cuda::blas_to_host<A>(K::asum, d.x, d.y, n, d.ws, d.ws_bytes, nullptr, c.launch)) ==
+    RC_ASSERT(bits(value([&](void* ws, std::size_t& b, A* out) { cuda::asum<A>(ws, b, d_x, out, n, nullptr, o); })) ==
               bits(detred::asum<A>(x.data(), n)));
-    using E = cuda::extremum_kind;
-    RC_ASSERT(bits(cuda::extremum_to_host(d.x, n, E::min, d.ws, d.ws_bytes, nullptr, c.launch)) ==
+    using index = std::uint64_t;
+    RC_ASSERT(bits(run.run<T>([&](void* ws, std::size_t& b, T* out) { cuda::min(ws, b, d_x, out, n, nullptr, o); })) ==
               bits(detred::min(x)));
-    RC_ASSERT(bits(cuda::extremum_to_host(d.x, n, E::max, d.ws, d.ws_bytes, nullptr, c.launch)) ==
+    RC_ASSERT(bits(run.run<T>([&](void* ws, std::size_t& b, T* out) { cuda::max(ws, b, d_x, out, n, nullptr, o); })) ==
               bits(detred::max(x)));
-    RC_ASSERT(cuda::arg_extremum_to_host(d.x, n, E::argmin, d.ws, d.ws_bytes, nullptr, c.launch) == detred::argmin(x));
-    RC_ASSERT(cuda::arg_extremum_to_host(d.x, n, E::argmax, d.ws, d.ws_bytes, nullptr, c.launch) == detred::argmax(x));
+    RC_ASSERT(run.run<index>([&](void* ws, std::size_t& b, index* out) {
+      cuda::argmin(ws, b, d_x, out, n, nullptr, o);
+    }) == detred::argmin(x));
+    RC_ASSERT(run.run<index>([&](void* ws, std::size_t& b, index* out) {
+      cuda::argmax(ws, b, d_x, out, n, nullptr, o);
+    }) == detred::argmax(x));
   });
 }
 
 TEST(CudaReduceFamilyProperties, FloatSameBitsAsTheCpu) {
-  if (!cuda_backend::available()) GTEST_SKIP() << cuda_backend::unavailable_reason();
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
   same_bits_as_cpu<float, float>();
 }
 TEST(CudaReduceFamilyProperties, FloatIntoDoubleSameBitsAsTheCpu) {
-  if (!cuda_backend::available()) GTEST_SKIP() << cuda_backend::unavailable_reason();
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
   same_bits_as_cpu<double, float>();
 }
 TEST(CudaReduceFamilyProperties, Bfloat16IntoFloatSameBitsAsTheCpu) {
-  if (!cuda_backend::available()) GTEST_SKIP() << cuda_backend::unavailable_reason();
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device on this machine: GPU test not run";
   same_bits_as_cpu<float, bfloat16>();
 }
 

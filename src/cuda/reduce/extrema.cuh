@@ -22,8 +22,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "detred/cuda/detail/generic_reduce_engine.cuh"
 #include "detred/cuda/extrema.hpp"
-#include "detred/cuda/transform_reduce.cuh"
 
 namespace detred::cuda::detail {
 
@@ -213,19 +213,27 @@ __global__ void __launch_bounds__(extremum_block_threads)
   }
 }
 
+// Bytes of workspace: the generic engine's bound for 16-byte nodes, which leaves room for far more block results than
+// any grid has (the grid is also capped by the workspace given).
+template <class T>
+constexpr std::size_t extremum_workspace_bytes(std::uint64_t n) {
+  return generic_workspace_bytes<T, extremum_candidate<long long>>(n);
+}
+
 template <class T, bool Min, bool Arg>
-void launch_extremum(const T* d_in, std::uint64_t n, T* d_value_out, std::uint64_t* d_index_out, void* d_workspace,
-                     std::size_t workspace_bytes, cudaStream_t stream, const launch_config& config, const char* what) {
+void launch_extremum(void* d_workspace, std::size_t& workspace_bytes, const T* d_in, T* d_value_out,
+                     std::uint64_t* d_index_out, std::uint64_t n, cudaStream_t stream, const reduce_options& options,
+                     const char* what) {
   using candidate = typename extremum_rule<T, Min, Arg>::candidate;
-  validate_generic(config, what);
+  static_assert(sizeof(candidate) == sizeof(extremum_candidate<long long>));
+  validate_reduce_options(options, what);
+  if (workspace_query(d_workspace, workspace_bytes, extremum_workspace_bytes<T>(n), what)) return;
+  validate_workspace_alignment(d_workspace, what);
   if (n > 0 && d_in == nullptr) detred::detail::throw_invalid(what, "d_in is null but n > 0");
   const auto address = reinterpret_cast<std::uintptr_t>(d_in);
   if (address % alignof(T) != 0) detred::detail::throw_invalid(what, "d_in is not aligned to its element type");
   if ((Arg ? static_cast<void*>(d_index_out) : static_cast<void*>(d_value_out)) == nullptr)
     detred::detail::throw_invalid(what, "d_out is null");
-  // The generic engine's bound for 16-byte nodes (what this path needed before it streamed; covered by
-  // sum_workspace_bytes(n)), which leaves room for far more block results than the grid has.
-  validate_workspace(d_workspace, workspace_bytes, transform_reduce_workspace_bytes<T, candidate>(n), what);
   // The body: whole 16-byte vectors from the first 16-byte boundary on.
   constexpr std::uint64_t per_vector = 16 / sizeof(T);
   const std::uint64_t head = n == 0 ? 0 : std::min<std::uint64_t>(n, ((16 - address % 16) % 16) / sizeof(T));
@@ -237,7 +245,7 @@ void launch_extremum(const T* d_in, std::uint64_t n, T* d_value_out, std::uint64
     int device = 0, sms = 1;
     check(cudaGetDevice(&device), "cudaGetDevice");
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    const int threads = config.block_threads ? config.block_threads : extremum_block_threads;
+    const int threads = options.block_threads ? options.block_threads : extremum_block_threads;
     // Default: as many blocks as are resident at once (every thread loops grid-stride over an equal share), and at
     // least 4 vectors per thread.
     int per_sm = 1;
@@ -246,7 +254,7 @@ void launch_extremum(const T* d_in, std::uint64_t n, T* d_value_out, std::uint64
     const std::uint64_t resident = std::uint64_t(sms) * std::uint64_t(std::max(per_sm, 1));
     const std::uint64_t useful = (vectors + 4 * threads - 1) / (4 * std::uint64_t(threads));
     std::uint64_t grid = std::min(resident, useful);
-    if (config.grid_blocks > 0) grid = std::min<std::uint64_t>(grid, std::uint64_t(config.grid_blocks));
+    if (options.grid_blocks > 0) grid = std::min<std::uint64_t>(grid, std::uint64_t(options.grid_blocks));
     grid = std::min<std::uint64_t>(grid, (workspace_bytes - generic_header_bytes) / sizeof(candidate));
     blocks = unsigned(std::max<std::uint64_t>(grid, 1));
     extremum_main_kernel<T, Min, Arg><<<blocks, unsigned(threads), 0, stream>>>(
@@ -259,28 +267,28 @@ void launch_extremum(const T* d_in, std::uint64_t n, T* d_value_out, std::uint64
 }
 
 template <class T>
-void extremum_on_device(const T* d_in, std::uint64_t n, T* d_value_out, std::uint64_t* d_index_out, extremum_kind kind,
-                        void* d_workspace, std::size_t workspace_bytes, cudaStream_t stream,
-                        const launch_config& config) {
+void extremum_on_device(void* d_workspace, std::size_t& workspace_bytes, const T* d_in, T* d_value_out,
+                        std::uint64_t* d_index_out, std::uint64_t n, extremum_kind kind, cudaStream_t stream,
+                        const reduce_options& options) {
   switch (kind) {
     case extremum_kind::min:
-      return launch_extremum<T, true, false>(d_in, n, d_value_out, d_index_out, d_workspace, workspace_bytes, stream,
-                                             config, "cuda::min");
+      return launch_extremum<T, true, false>(d_workspace, workspace_bytes, d_in, d_value_out, d_index_out, n, stream,
+                                             options, "cuda::min");
     case extremum_kind::max:
-      return launch_extremum<T, false, false>(d_in, n, d_value_out, d_index_out, d_workspace, workspace_bytes, stream,
-                                              config, "cuda::max");
+      return launch_extremum<T, false, false>(d_workspace, workspace_bytes, d_in, d_value_out, d_index_out, n, stream,
+                                              options, "cuda::max");
     case extremum_kind::argmin:
-      return launch_extremum<T, true, true>(d_in, n, d_value_out, d_index_out, d_workspace, workspace_bytes, stream,
-                                            config, "cuda::argmin");
+      return launch_extremum<T, true, true>(d_workspace, workspace_bytes, d_in, d_value_out, d_index_out, n, stream,
+                                            options, "cuda::argmin");
     case extremum_kind::argmax:
-      return launch_extremum<T, false, true>(d_in, n, d_value_out, d_index_out, d_workspace, workspace_bytes, stream,
-                                             config, "cuda::argmax");
+      return launch_extremum<T, false, true>(d_workspace, workspace_bytes, d_in, d_value_out, d_index_out, n, stream,
+                                             options, "cuda::argmax");
   }
 }
 
 }  // namespace detred::cuda::detail
 
-#define DETRED_INSTANTIATE_CUDA_EXTREMA(T)                                                                   \
-  template void detred::cuda::detail::extremum_on_device<T>(const T*, std::uint64_t, T*, std::uint64_t*,     \
-                                                            detred::cuda::extremum_kind, void*, std::size_t, \
-                                                            cudaStream_t, const detred::cuda::launch_config&);
+#define DETRED_INSTANTIATE_CUDA_EXTREMA(T)                                                                      \
+  template void detred::cuda::detail::extremum_on_device<T>(void*, std::size_t&, const T*, T*, std::uint64_t*,  \
+                                                            std::uint64_t, detred::cuda::detail::extremum_kind, \
+                                                            cudaStream_t, const detred::cuda::reduce_options&);

@@ -1,5 +1,5 @@
-// The maps and finalizers that turn the generic engine (detred/cuda/transform_reduce.cuh) into product and BLAS-1
-// reductions with the CPU's operators (detail/reduce_ops.hpp) and the CPU's empty-input and NaN rules.
+// The maps and finalizers that turn the generic engine (detred/cuda/detail/generic_reduce_engine.cuh) into product
+// and BLAS-1 reductions with the CPU's operators (detail/reduce_ops.hpp) and the CPU's empty-input and NaN rules.
 #pragma once
 
 #include <cuda_fp16.h>

@@ -1,7 +1,7 @@
-// Coalesced loads for per-thread runs of consecutive elements, staged through shared memory (one warp at a time),
-// usable inside users' kernels. This is what lets a thread reduce a run of consecutive elements (an aligned
-// power-of-two run is a complete subtree of the canonical order, docs/ORDER.md) while the warp's global reads stay
-// coalesced, for any trivially copyable element type.
+// Coalesced loads for per-thread runs of consecutive elements, staged through shared memory one warp at a time: the
+// generic reduce's loads (detail/generic_reduce_engine.cuh). Not API. A thread can then reduce a run of consecutive
+// elements (an aligned power-of-two run is a complete subtree of the canonical order, docs/ORDER.md) while the
+// warp's global reads stay coalesced, for any trivially copyable element type.
 //
 // A pass is 32 lanes x Items consecutive elements (Items a power of two, Items * sizeof(In) a multiple of 16 bytes
 // and at least 64 bytes: stage_shape<In>). The warp reads the pass as 16-byte units, unit u = i * 32 + lane (every
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace detred::cuda {
+namespace detred::cuda::detail {
 
 template <class In>
 struct stage_shape {
@@ -84,4 +84,4 @@ __device__ __forceinline__ void stage_exchange(const uint4 (&units)[stage_shape<
   std::memcpy(run, mine, sizeof(run));
 }
 
-}  // namespace detred::cuda
+}  // namespace detred::cuda::detail
