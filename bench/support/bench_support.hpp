@@ -225,6 +225,25 @@ inline void read_bytes(const void* d_x, std::size_t bytes, float* d_scratch, cud
   check(cudaGetLastError(), "read_ceiling_kernel");
 }
 
+// The copy ceiling: every 16 bytes read once and written once, the bound of a kernel that reads a matrix and writes
+// one of the same size (the norms).
+template <class V = float4>
+__global__ void copy_ceiling_kernel(const V* x, V* y, std::size_t n16) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n16;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    y[i] = x[i];
+}
+
+// Enqueues one copy of `bytes` (a multiple of 16) from d_x to d_y (16 blocks of 256 threads an SM).
+inline void copy_bytes(const void* d_x, void* d_y, std::size_t bytes, cudaStream_t stream = nullptr) {
+  int sms = 0, device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  copy_ceiling_kernel<<<unsigned(sms) * 16, 256, 0, stream>>>(static_cast<const float4*>(d_x),
+                                                              static_cast<float4*>(d_y), bytes / 16);
+  check(cudaGetLastError(), "copy_ceiling_kernel");
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // CUB peers: the two-phase call with its workspace preallocated (the fastest way to call CUB).
 

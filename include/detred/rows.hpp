@@ -1,10 +1,13 @@
-// Row and column reductions on the CPU: the twins of detred::cuda's (detred/cuda/rows.hpp), the same bits.
+// Batch-invariant row and column reductions on the CPU: the twins of the device calls of the same names
+// (detred/cuda/rows.hpp), with the same arguments less the workspace and the stream, and the same bits.
 //
-// Row r's result is the canonical reduction (docs/ORDER.md) of its own length(r) elements, in the order fixed by that
-// length alone: it does not depend on the number of rows, on the row's position, on the other rows, on threads or on
-// the GPU's launch configuration (batch invariance, by construction). Column j's sum is the canonical sum over the row
-// index i of x[i * stride + j]. Inputs half, bfloat16 or float, widened exactly; accumulation in float.
-// NaN results are the canonical NaN (docs/ORDER.md section 5).
+// Contract. Row r's result is the canonical reduction (docs/ORDER.md) of its own length(r) elements, in the order
+// fixed by that length alone, so it is batch-invariant: it does not depend on the number of rows, on the row's
+// position, on the other rows, on threads or on the GPU's launch configuration (f(x[:k]) == f(x)[:k], bitwise), and
+// the device calls give the same bits (determinism::cpu_gpu). Column j's sum is the canonical sum over the row index i
+// of x[i * stride + j]. Inputs half, bfloat16 or float, widened exactly; accumulation and outputs in float. NaN
+// results are the canonical NaN (docs/ORDER.md section 5). Shapes are checked as on the device (detred/rows/
+// row_shape.hpp); a bad one throws detred::invalid_argument naming the field.
 #pragma once
 
 #include <cstdint>
@@ -39,12 +42,14 @@ struct widened_leaf {
   }
 };
 
-// out[r] = sum of row r, canonical order; method tree (plain) or tree_neumaier (compensated). Empty row: -0.0.
-// Error: as detred::sum of that row (docs/ACCURACY.md). Throws invalid_argument for another method.
+// out[r] = sum of row r, canonical order; method tree (plain) or tree_neumaier (compensated): the bits of
+// detred::sum of that row with that method. Error: as detred::sum (sum_method.hpp, docs/ACCURACY.md). IEEE: NaN if
+// any input is NaN or Inf - Inf occurs, +-Inf on overflow; empty row -0.0. Throws invalid_argument for another method.
 template <floating_input T>
-void row_sum(const T* x, const row_shape& shape, float* out, sum_method method = sum_method::tree) {
+void row_sum(const T* x, float* out, const row_shape& shape, sum_method method = sum_method::tree) {
   if (method != sum_method::tree && method != sum_method::tree_neumaier)
     detail::throw_invalid("row_sum", "method must be tree or tree_neumaier");
+  detail::check_row_shape(shape, "row_sum");
   for (std::uint64_t r = 0; r < shape.rows; ++r) {
     const T* row = x + r * shape.stride;
     const std::uint64_t n = shape.length(r);
@@ -58,19 +63,24 @@ void row_sum(const T* x, const row_shape& shape, float* out, sum_method method =
   }
 }
 
-// out[r] = IEEE maximum of row r (exact; NaN if any NaN, +0 above -0; -Inf for an empty row).
+// out[r] = IEEE maximum of row r: exact, so order-independent; NaN if any input is NaN, +0 above -0, -Inf for an
+// empty row.
 template <floating_input T>
-void row_max(const T* x, const row_shape& shape, float* out) {
+void row_max(const T* x, float* out, const row_shape& shape) {
   using Acc = max_accumulator<float>;
+  detail::check_row_shape(shape, "row_max");
   for (std::uint64_t r = 0; r < shape.rows; ++r)
     out[r] = canonical_row_root<Acc>(x + r * shape.stride, shape.length(r), widened_leaf<Acc>{}).result();
 }
 
-// mean[r], variance[r] (population: m2 / n) of row r by Chan's merges of Welford states in the canonical order;
-// NaN for an empty row. Rows of at most 2^24 elements (the count is a float).
+// mean[r], variance[r] (population: m2 / n) of row r by Chan's merges of Welford states in the canonical order.
+// Error: a small multiple of u (log2 n + 2) relative to |mean| and to the mean square (the bound
+// tests/rows/test_rows_cpu.cpp asserts against long double). NaN for an empty row or any NaN or Inf input. Rows of at
+// most 2^24 elements (the count is a float).
 template <floating_input T>
-void row_mean_variance(const T* x, const row_shape& shape, float* mean, float* variance) {
+void row_mean_variance(const T* x, float* mean, float* variance, const row_shape& shape) {
   using Acc = welford_accumulator<float>;
+  detail::check_row_shape(shape, "row_mean_variance");
   for (std::uint64_t r = 0; r < shape.rows; ++r) {
     const Acc root = canonical_row_root<Acc>(x + r * shape.stride, shape.length(r), widened_leaf<Acc>{});
     mean[r] = root.result_mean();
@@ -78,20 +88,28 @@ void row_mean_variance(const T* x, const row_shape& shape, float* mean, float* v
   }
 }
 
-// out[r] = log(sum_i exp(x[r, i])) in one pass (logsumexp_accumulator; detred::specified's exp and log).
+// out[r] = log(sum_i exp(x[r, i])) in one pass: a running maximum and rescaled sum merged in the canonical order
+// (logsumexp_accumulator; detred::specified's exp and log, the same bits on every backend). Error: within
+// 4 u (log2 n + 2) (|lse| + 2) of the exact value (asserted in tests/rows/test_rows_cpu.cpp). -Inf for an empty row or
+// only -Inf inputs, +Inf if any input is +Inf, NaN if any is NaN.
 template <floating_input T>
-void row_logsumexp(const T* x, const row_shape& shape, float* out) {
+void row_logsumexp(const T* x, float* out, const row_shape& shape) {
   using Acc = logsumexp_accumulator<float>;
+  detail::check_row_shape(shape, "row_logsumexp");
   for (std::uint64_t r = 0; r < shape.rows; ++r)
     out[r] = canonical_row_root<Acc>(x + r * shape.stride, shape.length(r), widened_leaf<Acc>{}).result();
 }
 
-// out[j] = sum over i in [0, rows) of x[i * stride + j], canonical order over i, plain float addition; -0.0 when rows
-// is 0. Same bits as detred::cuda::column_sum for every launch configuration (number of row blocks).
+// out[j] = sum over i in [0, shape.rows) of x[i * shape.stride + j] for j < shape.cols, canonical order over i, plain
+// float addition (error as detred::sum of the column, sum_method::tree); NaN and Inf as for row_sum; -0.0 when rows
+// is 0. Same bits as detred::cuda::column_sum for every column_options. The shape has
+// full rows (lengths and causal_period are rejected).
 template <floating_input T>
-void column_sum(const T* x, std::uint64_t rows, std::uint64_t cols, std::uint64_t stride, float* out) {
+void column_sum(const T* x, float* out, const row_shape& shape) {
+  detail::check_column_shape(shape, "column_sum");
   using Acc = plain_accumulator<float>;
   constexpr std::uint64_t block = 64;
+  const std::uint64_t rows = shape.rows, cols = shape.cols, stride = shape.stride;
   std::vector<pairwise_accumulator<Acc>> acc(block);
   for (std::uint64_t j0 = 0; j0 < cols; j0 += block) {
     const std::uint64_t width = cols - j0 < block ? cols - j0 : block;

@@ -10,10 +10,11 @@
 
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/norms.hpp"
+#include "detred/cuda/workspace.hpp"
 #include "detred/norms.hpp"
 #include "tests/rows/row_inputs.hpp"
 #include "tests/support/device_array.hpp"
-#include "tests/support/gpu_test.hpp"
+#include "tests/support/device_rows.hpp"
 
 namespace {
 using namespace detred;
@@ -22,16 +23,12 @@ using test::device_array;
 #define SKIP_WITHOUT_GPU() \
   if (!test::have_gpu()) GTEST_SKIP() << "no CUDA device: the GPU norms are not tested here"
 
-template <class T>
-T* to_device(device_array<T>& d, const std::vector<T>& h) {
-  cuda::check(cudaMemcpy(d.ptr, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), "copy in");
-  return d.ptr;
-}
+using test::to_device;
+using test::with_workspace;
+
 template <class T>
 std::vector<T> to_host(const T* d, std::size_t n) {
-  std::vector<T> h(n);
-  cuda::check(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost), "copy out");
-  return h;
+  return cuda::to_host(d, n);
 }
 template <class T>
 void expect_same_bits(const std::vector<T>& gpu, const std::vector<T>& cpu, const char* what) {
@@ -42,7 +39,7 @@ void expect_same_bits(const std::vector<T>& gpu, const std::vector<T>& cpu, cons
 }
 
 template <class T>
-void norms_equal_cpu(std::uint64_t rows, std::uint64_t c, const cuda::row_launch& launch) {
+void norms_equal_cpu(std::uint64_t rows, std::uint64_t c, const cuda::row_options& launch) {
   SCOPED_TRACE(testing::Message() << rows << " x " << c << " block " << launch.block_threads << " grid "
                                   << launch.grid_blocks);
   const std::vector<T> x = test::random_values<T>(rows * c, rows + c), dy = test::random_values<T>(rows * c, 3);
@@ -53,31 +50,40 @@ void norms_equal_cpu(std::uint64_t rows, std::uint64_t c, const cuda::row_launch
   device_array<float> dmean(rows + 1), drstd(rows + 1), ddw(c + 1);
   to_device(dxx, x), to_device(ddy, dy), to_device(dw, w), to_device(db, b);
 
-  layernorm_forward(x.data(), w.data(), b.data(), rows, c, out.data(), mean.data(), rstd.data());
-  cuda::layernorm_forward(dxx.ptr, dw.ptr, db.ptr, rows, c, dout.ptr, dmean.ptr, drstd.ptr, 1e-5f, nullptr, launch);
+  const row_shape shape = dense_rows(rows, c);
+  layernorm_forward(x.data(), w.data(), b.data(), out.data(), mean.data(), rstd.data(), shape);
+  EXPECT_EQ(with_workspace([&](void* ws, std::size_t& bytes) {
+              cuda::layernorm_forward(ws, bytes, dxx.ptr, dw.ptr, db.ptr, dout.ptr, dmean.ptr, drstd.ptr, shape, 1e-5f,
+                                      nullptr, launch);
+            }),
+            0u);
   expect_same_bits(to_host(dout.ptr, rows * c), out, "layernorm out");
   expect_same_bits(to_host(dmean.ptr, rows), mean, "layernorm mean");
   expect_same_bits(to_host(drstd.ptr, rows), rstd, "layernorm rstd");
 
-  rmsnorm_forward(x.data(), w.data(), rows, c, out.data(), rstd.data());
-  cuda::rmsnorm_forward(dxx.ptr, dw.ptr, rows, c, dout.ptr, drstd.ptr, 1e-5f, nullptr, launch);
+  rmsnorm_forward(x.data(), w.data(), out.data(), rstd.data(), shape);
+  EXPECT_EQ(with_workspace([&](void* ws, std::size_t& bytes) {
+              cuda::rmsnorm_forward(ws, bytes, dxx.ptr, dw.ptr, dout.ptr, drstd.ptr, shape, 1e-5f, nullptr, launch);
+            }),
+            0u);
   expect_same_bits(to_host(dout.ptr, rows * c), out, "rmsnorm out");
   expect_same_bits(to_host(drstd.ptr, rows), rstd, "rmsnorm rstd");
 
-  rmsnorm_backward(dy.data(), x.data(), w.data(), rstd.data(), rows, c, dx.data(), dweight.data());
-  const std::size_t ws_bytes = cuda::column_sum_workspace_bytes(rows, c);
-  device_array<unsigned char> ws(ws_bytes + 1);
-  cuda::rmsnorm_backward(ddy.ptr, dxx.ptr, dw.ptr, drstd.ptr, rows, c, ddx.ptr, ddw.ptr, ws.ptr, ws_bytes, nullptr,
-                         launch);
+  rmsnorm_backward(dy.data(), x.data(), w.data(), rstd.data(), dx.data(), dweight.data(), shape);
+  with_workspace([&](void* ws, std::size_t& bytes) {
+    cuda::rmsnorm_backward(ws, bytes, ddy.ptr, dxx.ptr, dw.ptr, drstd.ptr, ddx.ptr, ddw.ptr, shape, nullptr, launch);
+  });
   expect_same_bits(to_host(ddx.ptr, rows * c), dx, "rmsnorm dx");
   expect_same_bits(to_host(ddw.ptr, c), dweight, "rmsnorm dweight");
 
   for (std::uint64_t period : {std::uint64_t{0}, c}) {
-    const row_shape shape{rows, c, c, nullptr, period};
+    const row_shape rows_shape{rows, c, c, nullptr, period};
     std::vector<T> s(rows * c, T{}), sg(rows * c, T{});
     cuda::check(cudaMemset(dout.ptr, 0, rows * c * sizeof(T)), "memset");
-    softmax_forward(x.data(), shape, s.data());
-    cuda::softmax_forward(dxx.ptr, shape, dout.ptr, nullptr, launch);
+    softmax_forward(x.data(), s.data(), rows_shape);
+    with_workspace([&](void* ws, std::size_t& bytes) {
+      cuda::softmax_forward(ws, bytes, dxx.ptr, dout.ptr, rows_shape, nullptr, launch);
+    });
     expect_same_bits(to_host(dout.ptr, rows * c), s, period ? "causal softmax" : "softmax");
   }
 }
@@ -89,7 +95,7 @@ TEST(NormsCuda, SameBitsAsTheCpuOverShapesAndLaunches) {
     norms_equal_cpu<bfloat16>(37, c, {});
   }
   for (int threads : {32, 64, 128, 256})
-    for (int grid : {0, 1, 5, 11}) norms_equal_cpu<bfloat16>(70, 768, {threads, grid});
+    for (int grid : {0, 1, 5, 11}) norms_equal_cpu<bfloat16>(70, 768, {.block_threads = threads, .grid_blocks = grid});
 }
 
 // The register-resident LayerNorm / RMSNorm kernels (rows of at most 8, 16 or 32 full segments of 32 V elements,
@@ -97,7 +103,7 @@ TEST(NormsCuda, SameBitsAsTheCpuOverShapesAndLaunches) {
 // a multiple of a segment), and the first shape past them (the streaming kernel), over launch configurations.
 TEST(NormsCuda, RegisterResidentRowsSameBitsAsTheCpu) {
   SKIP_WITHOUT_GPU();
-  const bool quick = test::gpu_test_quick();  // under compute-sanitizer: fewer shapes, 2 launches
+  const bool quick = test::rows_quick();  // under compute-sanitizer: fewer shapes, 2 launches
   for (std::uint64_t c :
        {8ull, 248ull, 256ull, 264ull, 2048ull, 2056ull, 2304ull, 4096ull, 4352ull, 8192ull, 8200ull, 8448ull}) {
     if (quick && c != 264 && c != 4096 && c != 4352 && c != 8200 && c != 8448) continue;
@@ -107,8 +113,8 @@ TEST(NormsCuda, RegisterResidentRowsSameBitsAsTheCpu) {
   for (int threads : {32, 96, 256})
     for (int grid : {0, 1, 3, 7}) {
       if (quick && !((threads == 32 && grid == 1) || (threads == 256 && grid == 0))) continue;
-      norms_equal_cpu<bfloat16>(41, 4096, {threads, grid});
-      norms_equal_cpu<float>(41, 1032, {threads, grid});
+      norms_equal_cpu<bfloat16>(41, 4096, {.block_threads = threads, .grid_blocks = grid});
+      norms_equal_cpu<float>(41, 1032, {.block_threads = threads, .grid_blocks = grid});
     }
 }
 
@@ -120,11 +126,16 @@ TEST(NormsCuda, BatchInvariantLayerNorm) {
   device_array<bfloat16> dxx(rows * c), dw(c), db(c), dout(rows * c);
   device_array<float> dmean(rows), drstd(rows);
   to_device(dxx, x), to_device(dw, w), to_device(db, b);
-  cuda::layernorm_forward(dxx.ptr, dw.ptr, db.ptr, rows, c, dout.ptr, dmean.ptr, drstd.ptr);
+  const auto layernorm = [&](std::uint64_t k) {
+    with_workspace([&](void* ws, std::size_t& bytes) {
+      cuda::layernorm_forward(ws, bytes, dxx.ptr, dw.ptr, db.ptr, dout.ptr, dmean.ptr, drstd.ptr, dense_rows(k, c));
+    });
+  };
+  layernorm(rows);
   const std::vector<bfloat16> all = to_host(dout.ptr, rows * c);
   for (std::uint64_t k : {1ull, 2ull, 5ull, 8ull, 63ull, 64ull, 65ull, 128ull, 256ull}) {
     cuda::check(cudaMemset(dout.ptr, 0, rows * c * 2), "memset");
-    cuda::layernorm_forward(dxx.ptr, dw.ptr, db.ptr, k, c, dout.ptr, dmean.ptr, drstd.ptr);
+    layernorm(k);
     const std::vector<bfloat16> part = to_host(dout.ptr, k * c);
     for (std::uint64_t i = 0; i < k * c; ++i) ASSERT_EQ(part[i].bits, all[i].bits) << "k " << k << " element " << i;
   }

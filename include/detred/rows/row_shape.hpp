@@ -1,9 +1,11 @@
-// The shape of a batch of rows, shared by the CPU twins (detred/rows.hpp) and the CUDA kernels (detred/cuda/rows.hpp).
+// The shape of a batch of rows, shared by the CPU twins (detred/rows.hpp, detred/norms.hpp) and the device calls
+// (detred/cuda/rows.hpp, detred/cuda/norms.hpp), and the checks every one of them applies to it.
 #pragma once
 
 #include <cstdint>
 
 #include "detred/config.hpp"
+#include "detred/errors.hpp"
 
 namespace detred {
 
@@ -12,7 +14,8 @@ namespace detred {
 // row; a host pointer for the CPU twins, a device pointer for detred::cuda) row r has lengths[r]; with
 // `causal_period` = T > 0 row r has (r % T) + 1 elements (the rows of a causal attention matrix [.. x T x T]).
 // With lengths or causal_period, `cols` is an upper bound of the lengths (the GPU picks its kernel by it; 0 with
-// lengths: unknown); with causal_period it must be >= causal_period.
+// lengths: unknown); with causal_period it must be >= causal_period. Column reductions read the same shape: column j
+// is x[i * stride + j] over the `rows` rows, for j < cols.
 struct row_shape {
   std::uint64_t rows = 0;
   std::uint64_t cols = 0;
@@ -30,4 +33,30 @@ struct row_shape {
 // A dense [rows x cols] matrix (stride = cols).
 constexpr row_shape dense_rows(std::uint64_t rows, std::uint64_t cols) { return row_shape{rows, cols, cols}; }
 
+namespace detail {
+
+// The checks of every row reduction (`what` names the call): stride >= cols for full rows, cols >= causal_period for
+// causal rows. (The device calls also need rows shorter than 2^32 elements: their own check.)
+inline void check_row_shape(const row_shape& shape, const char* what) {
+  if (shape.lengths == nullptr && shape.causal_period == 0 && shape.rows > 1 && shape.stride < shape.cols)
+    throw_invalid(what, "row_shape.stride must be >= cols");
+  if (shape.causal_period != 0 && shape.cols < shape.causal_period)
+    throw_invalid(what, "row_shape.cols must be >= causal_period (the longest row)");
+}
+
+// The norms' shape: a dense [rows x cols] matrix (dense_rows), every row `cols` long.
+inline void check_dense_shape(const row_shape& shape, const char* what) {
+  if (shape.lengths != nullptr) throw_invalid(what, "row_shape.lengths must be null (rows of cols elements)");
+  if (shape.causal_period != 0) throw_invalid(what, "row_shape.causal_period must be 0 (rows of cols elements)");
+  if (shape.stride != shape.cols) throw_invalid(what, "row_shape.stride must equal cols (a dense matrix)");
+}
+
+// The column reductions' shape: `rows` full rows of which the first `cols` columns are reduced.
+inline void check_column_shape(const row_shape& shape, const char* what) {
+  if (shape.lengths != nullptr) throw_invalid(what, "row_shape.lengths must be null (columns read full rows)");
+  if (shape.causal_period != 0) throw_invalid(what, "row_shape.causal_period must be 0 (columns read full rows)");
+  if (shape.rows > 1 && shape.stride < shape.cols) throw_invalid(what, "row_shape.stride must be >= cols");
+}
+
+}  // namespace detail
 }  // namespace detred

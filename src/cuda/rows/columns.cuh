@@ -1,4 +1,5 @@
-// Column sums without atomics (include/detred/cuda/rows.hpp): canonical over the row index.
+// Column sums without atomics (include/detred/cuda/rows.hpp) and the column reduction behind rmsnorm_backward's
+// dweight (norms.cuh): canonical over the row index.
 //
 // Kernel 1: thread (column group g, chunk c) computes, for its CW adjacent columns, the root of rows
 // [c 2^K, (c + 1) 2^K) (column_chunk_root) and stores it in the workspace, roots[c][j]. Kernel 2: one thread per
@@ -9,12 +10,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "detred/accumulators/pairwise.hpp"
 #include "detred/cuda/block/column_chunk.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/rows.hpp"
+#include "detred/cuda/workspace.hpp"
 #include "detred/errors.hpp"
 #include "detred/order.hpp"
 
@@ -74,43 +77,44 @@ __global__ void __launch_bounds__(256)
   out[j] = canonicalize_nan(counter.empty() ? Acc{}.result() : counter.fold().result());
 }
 
-inline int chosen_chunk_level(std::uint64_t rows, std::uint64_t cols, const column_launch& launch) {
-  if (launch.chunk_level != 0) return launch.chunk_level;
+inline int chosen_chunk_level(std::uint64_t rows, std::uint64_t cols, const column_options& options) {
+  if (options.chunk_level != 0) return options.chunk_level;
   // Enough threads to fill the device (about 132 SMs x 1024), the fewest chunk roots otherwise.
   int k = 10;
   while (k > 3 && (rows >> k) * ((cols + 3) / 4) < 132u * 1024u) --k;
   return k;
 }
 
-inline void validate_columns(const column_launch& launch) {
-  if (launch.chunk_level != 0 && (launch.chunk_level < 3 || launch.chunk_level > 13))
-    detred::detail::throw_invalid("cuda::column_sum", "column_launch.chunk_level must be 0 or in [3, 13]");
-  if (launch.block_threads != 0 &&
-      (launch.block_threads < 32 || launch.block_threads > 512 || launch.block_threads % 32))
-    detred::detail::throw_invalid("cuda::column_sum",
-                                  "column_launch.block_threads must be 0 or a multiple of 32 in [32, 512]");
-  if (launch.grid_rows < 0 || launch.grid_rows > 65535)
-    detred::detail::throw_invalid("cuda::column_sum", "column_launch.grid_rows must be in [0, 65535]");
+inline void check_column_options(const column_options& options, const char* what) {
+  if (options.chunk_level != 0 && (options.chunk_level < 3 || options.chunk_level > 13))
+    detred::detail::throw_invalid(what, "column_options.chunk_level must be 0 or in [3, 13]");
+  if (options.block_threads != 0 &&
+      (options.block_threads < 32 || options.block_threads > 512 || options.block_threads % 32))
+    detred::detail::throw_invalid(what, "column_options.block_threads must be 0 or a multiple of 32 in [32, 512]");
+  if (options.grid_rows < 0 || options.grid_rows > 65535)
+    detred::detail::throw_invalid(what, "column_options.grid_rows must be in [0, 65535]");
 }
 
-// Column sums of any Source (rows x cols leaves). vector: every row's columns start 16-byte aligned and cols is a
-// multiple of CW = 16 / sizeof(T), so that Source may read CW columns with one 16-byte load per matrix.
+// The workspace of a column reduction of rows x cols leaves: the chunk roots, (rows >> chunk_level) * cols floats.
+inline std::size_t column_workspace_bytes(std::uint64_t rows, std::uint64_t cols, const column_options& options) {
+  return std::size_t((rows >> chosen_chunk_level(rows, cols, options)) * cols * sizeof(float));
+}
+
+// Column sums of any Source (rows x cols leaves), after the checks and the workspace query (d_workspace holds
+// column_workspace_bytes). vector: every row's columns start 16-byte aligned and cols is a multiple of
+// CW = 16 / sizeof(T), so that Source may read CW columns with one 16-byte load per matrix.
 template <class T, class Source>
 void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_t cols, bool vector, float* d_out,
-                          void* d_workspace, std::size_t workspace_bytes, cudaStream_t stream,
-                          const column_launch& launch) {
-  validate_columns(launch);
+                          void* d_workspace, cudaStream_t stream, const column_options& options, const char* what) {
   if (cols == 0) return;
-  const int k = chosen_chunk_level(rows, cols, launch);
+  const int k = chosen_chunk_level(rows, cols, options);
   const std::uint64_t chunks = rows >> k;
-  if (workspace_bytes < chunks * cols * sizeof(float) || (chunks > 0 && d_workspace == nullptr))
-    detred::detail::throw_invalid("cuda::column_sum", "workspace smaller than column_sum_workspace_bytes");
   float* roots = static_cast<float*>(d_workspace);
-  const int threads = launch.block_threads ? launch.block_threads : 256;
+  const int threads = options.block_threads ? options.block_threads : 256;
   if (chunks > 0) {
     constexpr int CW = int(16 / sizeof(T));
     const std::uint64_t grid_rows =
-        launch.grid_rows ? std::uint64_t(launch.grid_rows) : (chunks < 65535 ? chunks : 65535);
+        options.grid_rows ? std::uint64_t(options.grid_rows) : (chunks < 65535 ? chunks : 65535);
     if (vector && cols % CW == 0) {
       const dim3 grid(unsigned((cols / CW + threads - 1) / threads), unsigned(grid_rows));
       column_chunks_kernel<Source, CW, true><<<grid, threads, 0, stream>>>(source, cols, k, chunks, roots);
@@ -118,22 +122,30 @@ void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_
       const dim3 grid(unsigned((cols + threads - 1) / threads), unsigned(grid_rows));
       column_chunks_kernel<Source, 1, false><<<grid, threads, 0, stream>>>(source, cols, k, chunks, roots);
     }
-    check(cudaGetLastError(), "cuda::column_sum: launching column_chunks_kernel");
+    check(cudaGetLastError(), what);
   }
   column_finish_kernel<Source>
       <<<unsigned((cols + 255) / 256), 256, 0, stream>>>(source, rows, cols, k, chunks, roots, d_out);
-  check(cudaGetLastError(), "cuda::column_sum: launching column_finish_kernel");
+  check(cudaGetLastError(), what);
 }
 
 }  // namespace detred::cuda::detail
 
 namespace detred::cuda {
 template <class T>
-void column_sum(const T* d_x, std::uint64_t rows, std::uint64_t cols, std::uint64_t stride, float* d_out,
-                void* d_workspace, std::size_t workspace_bytes, cudaStream_t stream, const column_launch& launch) {
-  if (rows > 1 && stride < cols) detred::detail::throw_invalid("cuda::column_sum", "stride must be >= cols");
-  const bool vector = reinterpret_cast<std::uintptr_t>(d_x) % 16 == 0 && (stride * sizeof(T)) % 16 == 0;
-  detail::launch_column_reduce<T>(detail::matrix_columns<T>{d_x, stride}, rows, cols, vector, d_out, d_workspace,
-                                  workspace_bytes, stream, launch);
+void column_sum(void* d_workspace, std::size_t& workspace_bytes, const T* d_x, float* d_out, const row_shape& shape,
+                cudaStream_t stream, const column_options& options) {
+  constexpr const char* what = "cuda::column_sum";
+  detred::detail::check_column_shape(shape, what);
+  detail::check_column_options(options, what);
+  if (detail::workspace_query(d_workspace, workspace_bytes,
+                              detail::column_workspace_bytes(shape.rows, shape.cols, options), what))
+    return;
+  if (shape.cols == 0) return;
+  if (d_out == nullptr) detred::detail::throw_invalid(what, "d_out is null");
+  if (shape.rows > 0 && d_x == nullptr) detred::detail::throw_invalid(what, "d_x is null");
+  const bool vector = reinterpret_cast<std::uintptr_t>(d_x) % 16 == 0 && (shape.stride * sizeof(T)) % 16 == 0;
+  detail::launch_column_reduce<T>(detail::matrix_columns<T>{d_x, shape.stride}, shape.rows, shape.cols, vector, d_out,
+                                  d_workspace, stream, options, what);
 }
 }  // namespace detred::cuda

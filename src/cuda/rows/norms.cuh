@@ -5,12 +5,16 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 
-#include "detred/cuda/warp/row_warp.cuh"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/norms.hpp"
+#include "detred/cuda/warp/row_warp.cuh"
+#include "detred/cuda/workspace.hpp"
 #include "detred/norms.hpp"
 #include "src/cuda/rows/columns.cuh"
 #include "src/cuda/rows/row_kernels.cuh"
@@ -265,16 +269,26 @@ __global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, r
   }
 }
 
-inline unsigned row_grid(std::uint64_t rows, const row_launch& launch, int threads) {
-  const std::uint64_t per_block = std::uint64_t(threads / 32);
-  std::uint64_t grid = (rows + per_block - 1) / per_block;
-  if (launch.grid_blocks != 0 && std::uint64_t(launch.grid_blocks) < grid) grid = std::uint64_t(launch.grid_blocks);
-  return unsigned(grid < 0x7fffffffu ? grid : 0x7fffffffu);
-}
+}  // namespace detred::cuda::detail
 
-template <class T>
-bool rows_aligned(const void* p, std::uint64_t stride) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (stride * sizeof(T)) % 16 == 0;
+namespace detred::cuda::detail {
+
+// The checks and the workspace query of a norm: row_options with the one method, a dense shape, the pointers that
+// the shape reads or writes. Returns true when the call must return at once (a size query).
+inline bool norm_prologue(void* d_workspace, std::size_t& workspace_bytes, std::size_t needed, const row_shape& shape,
+                          const row_options& options,
+                          std::initializer_list<std::pair<const void*, const char*>> rows_data,
+                          std::initializer_list<std::pair<const void*, const char*>> row_stats, const char* what) {
+  check_single_method(options, what);
+  detred::detail::check_dense_shape(shape, what);
+  check_row_length_limit(shape, what);
+  if (workspace_query(d_workspace, workspace_bytes, needed, what)) return true;
+  if (shape.cols > 0) {
+    if (shape.rows > 0)
+      for (const auto& [p, name] : rows_data) check_pointer(p, what, name);
+    for (const auto& [p, name] : row_stats) check_pointer(p, what, name);
+  }
+  return false;
 }
 
 }  // namespace detred::cuda::detail
@@ -282,12 +296,23 @@ bool rows_aligned(const void* p, std::uint64_t stride) {
 namespace detred::cuda {
 
 template <class T>
-void layernorm_forward(const T* d_x, const T* d_weight, const T* d_bias, std::uint64_t rows, std::uint64_t c, T* d_out,
-                       float* d_mean, float* d_rstd, float eps, cudaStream_t stream, const row_launch& launch) {
-  detail::validate_rows(dense_rows(rows, c), launch, "cuda::layernorm_forward");
+void layernorm_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d_x, const T* d_weight,
+                       const T* d_bias, T* d_out, float* d_mean, float* d_rstd, const row_shape& shape, float eps,
+                       cudaStream_t stream, const row_options& options) {
+  constexpr const char* what = "cuda::layernorm_forward";
+  const std::uint64_t rows = shape.rows, c = shape.cols;
+  if (detail::norm_prologue(d_workspace, workspace_bytes, 0, shape, options,
+                            {{d_x, "d_x"},
+                             {d_weight, "d_weight"},
+                             {d_bias, "d_bias"},
+                             {d_out, "d_out"},
+                             {d_mean, "d_mean"},
+                             {d_rstd, "d_rstd"}},
+                            {}, what))
+    return;
   if (rows == 0 || c == 0) return;
-  const int threads = launch.block_threads ? launch.block_threads : 256;
-  const unsigned grid = detail::row_grid(rows, launch, threads);
+  const int threads = detail::row_threads(options);
+  const unsigned grid = detail::row_grid(rows, options, threads);
   const bool aligned = detail::rows_aligned<T>(d_x, c) && detail::rows_aligned<T>(d_weight, 0) &&
                        detail::rows_aligned<T>(d_bias, 0) && detail::rows_aligned<T>(d_out, c);
   const int segs = aligned ? detail::register_segments<T>(c) : 0;
@@ -306,16 +331,21 @@ void layernorm_forward(const T* d_x, const T* d_weight, const T* d_bias, std::ui
   else
     detail::layernorm_kernel<T, false>
         <<<grid, threads, 0, stream>>>(d_x, d_weight, d_bias, rows, c, d_out, d_mean, d_rstd, eps);
-  check(cudaGetLastError(), "cuda::layernorm_forward");
+  check(cudaGetLastError(), what);
 }
 
 template <class T>
-void rmsnorm_forward(const T* d_x, const T* d_weight, std::uint64_t rows, std::uint64_t c, T* d_out, float* d_rstd,
-                     float eps, cudaStream_t stream, const row_launch& launch) {
-  detail::validate_rows(dense_rows(rows, c), launch, "cuda::rmsnorm_forward");
+void rmsnorm_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d_x, const T* d_weight, T* d_out,
+                     float* d_rstd, const row_shape& shape, float eps, cudaStream_t stream,
+                     const row_options& options) {
+  constexpr const char* what = "cuda::rmsnorm_forward";
+  const std::uint64_t rows = shape.rows, c = shape.cols;
+  if (detail::norm_prologue(d_workspace, workspace_bytes, 0, shape, options,
+                            {{d_x, "d_x"}, {d_weight, "d_weight"}, {d_out, "d_out"}, {d_rstd, "d_rstd"}}, {}, what))
+    return;
   if (rows == 0 || c == 0) return;
-  const int threads = launch.block_threads ? launch.block_threads : 256;
-  const unsigned grid = detail::row_grid(rows, launch, threads);
+  const int threads = detail::row_threads(options);
+  const unsigned grid = detail::row_grid(rows, options, threads);
   const bool aligned =
       detail::rows_aligned<T>(d_x, c) && detail::rows_aligned<T>(d_weight, 0) && detail::rows_aligned<T>(d_out, c);
   const int segs = aligned ? detail::register_segments<T>(c) : 0;
@@ -329,54 +359,67 @@ void rmsnorm_forward(const T* d_x, const T* d_weight, std::uint64_t rows, std::u
     detail::rmsnorm_kernel<T, true><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
   else
     detail::rmsnorm_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
-  check(cudaGetLastError(), "cuda::rmsnorm_forward");
+  check(cudaGetLastError(), what);
 }
 
 template <class T>
-void rmsnorm_backward(const T* d_dy, const T* d_x, const T* d_weight, const float* d_rstd, std::uint64_t rows,
-                      std::uint64_t c, T* d_dx, float* d_dweight, void* d_workspace, std::size_t workspace_bytes,
-                      cudaStream_t stream, const row_launch& launch) {
-  detail::validate_rows(dense_rows(rows, c), launch, "cuda::rmsnorm_backward");
+void rmsnorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T* d_dy, const T* d_x, const T* d_weight,
+                      const float* d_rstd, T* d_dx, float* d_dweight, const row_shape& shape, cudaStream_t stream,
+                      const row_options& options) {
+  constexpr const char* what = "cuda::rmsnorm_backward";
+  const std::uint64_t rows = shape.rows, c = shape.cols;
+  // dweight's column reduction runs with the default column options: its bits do not depend on them.
+  const column_options columns{};
+  if (detail::norm_prologue(d_workspace, workspace_bytes, detail::column_workspace_bytes(rows, c, columns), shape,
+                            options,
+                            {{d_dy, "d_dy"}, {d_x, "d_x"}, {d_weight, "d_weight"}, {d_rstd, "d_rstd"}, {d_dx, "d_dx"}},
+                            {{d_dweight, "d_dweight"}}, what))
+    return;
   if (c == 0) return;
   if (rows > 0) {
-    const int threads = launch.block_threads ? launch.block_threads : 256;
-    const unsigned grid = detail::row_grid(rows, launch, threads);
+    const int threads = detail::row_threads(options);
+    const unsigned grid = detail::row_grid(rows, options, threads);
     if (detail::rows_aligned<T>(d_dy, c))
       detail::rmsnorm_dx_kernel<T, true><<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
     else
       detail::rmsnorm_dx_kernel<T, false><<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
-    check(cudaGetLastError(), "cuda::rmsnorm_backward (dx)");
+    check(cudaGetLastError(), what);
   }
   const bool vector = detail::rows_aligned<T>(d_dy, c) && detail::rows_aligned<T>(d_x, c);
   detail::launch_column_reduce<T>(detail::dweight_columns<T>{d_dy, d_x, d_rstd, c}, rows, c, vector, d_dweight,
-                                  d_workspace, workspace_bytes, stream, column_launch{});
+                                  d_workspace, stream, columns, what);
 }
 
 template <class T>
-void softmax_forward(const T* d_x, const row_shape& shape, T* d_out, cudaStream_t stream, const row_launch& launch) {
-  detail::validate_rows(shape, launch, "cuda::softmax_forward");
+void softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d_x, T* d_out, const row_shape& shape,
+                     cudaStream_t stream, const row_options& options) {
+  constexpr const char* what = "cuda::softmax_forward";
+  detail::check_single_method(options, what);
+  if (detail::row_call_prologue(d_workspace, workspace_bytes, d_x, {}, shape, what)) return;
+  if (detail::rows_read_input(shape)) detail::check_pointer(d_out, what, "d_out");
   if (shape.rows == 0) return;
-  const int threads = launch.block_threads ? launch.block_threads : 256;
-  const unsigned grid = detail::row_grid(shape.rows, launch, threads);
+  const int threads = detail::row_threads(options);
+  const unsigned grid = detail::row_grid(shape.rows, options, threads);
   const bool aligned = detail::rows_aligned<T>(d_x, shape.stride);
-  const bool tiles = shape.cols >= tile_shape<T>::elements || (shape.lengths != nullptr && shape.cols == 0);
+  const bool tiles = detail::rows_may_have_tiles<T>(shape);
   if (aligned && tiles) detail::softmax_kernel<T, true, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
   if (aligned && !tiles) detail::softmax_kernel<T, true, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
   if (!aligned && tiles) detail::softmax_kernel<T, false, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
   if (!aligned && !tiles) detail::softmax_kernel<T, false, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-  check(cudaGetLastError(), "cuda::softmax_forward");
+  check(cudaGetLastError(), what);
 }
 
 }  // namespace detred::cuda
 
-#define DETRED_INSTANTIATE_NORMS(T)                                                                                   \
-  template void detred::cuda::layernorm_forward<T>(const T*, const T*, const T*, std::uint64_t, std::uint64_t, T*,    \
-                                                   float*, float*, float, cudaStream_t,                               \
-                                                   const detred::cuda::row_launch&);                                  \
-  template void detred::cuda::rmsnorm_forward<T>(const T*, const T*, std::uint64_t, std::uint64_t, T*, float*, float, \
-                                                 cudaStream_t, const detred::cuda::row_launch&);                      \
-  template void detred::cuda::rmsnorm_backward<T>(const T*, const T*, const T*, const float*, std::uint64_t,          \
-                                                  std::uint64_t, T*, float*, void*, std::size_t, cudaStream_t,        \
-                                                  const detred::cuda::row_launch&);                                   \
-  template void detred::cuda::softmax_forward<T>(const T*, const detred::row_shape&, T*, cudaStream_t,                \
-                                                 const detred::cuda::row_launch&);
+#define DETRED_INSTANTIATE_NORMS(T)                                                                                    \
+  template void detred::cuda::layernorm_forward<T>(void*, std::size_t&, const T*, const T*, const T*, T*, float*,      \
+                                                   float*, const detred::row_shape&, float, cudaStream_t,              \
+                                                   const detred::cuda::row_options&);                                  \
+  template void detred::cuda::rmsnorm_forward<T>(void*, std::size_t&, const T*, const T*, T*, float*,                  \
+                                                 const detred::row_shape&, float, cudaStream_t,                        \
+                                                 const detred::cuda::row_options&);                                    \
+  template void detred::cuda::rmsnorm_backward<T>(void*, std::size_t&, const T*, const T*, const T*, const float*, T*, \
+                                                  float*, const detred::row_shape&, cudaStream_t,                      \
+                                                  const detred::cuda::row_options&);                                   \
+  template void detred::cuda::softmax_forward<T>(void*, std::size_t&, const T*, T*, const detred::row_shape&,          \
+                                                 cudaStream_t, const detred::cuda::row_options&);

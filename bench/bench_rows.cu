@@ -1,114 +1,49 @@
-// GPU benchmark of detred's batch-invariant row and column reductions against peers in the same program:
-// cub::DeviceSegmentedReduce::Sum (two-phase call, workspace preallocated) for row sums, the read ceiling (a plain
-// vectorised read of the same bytes) for column sums, the copy ceiling (read + write) for the norms, and the course's
-// GPT-2 kernels (one thread per row; the two-stage warp kernel) beside detred's. Timing: CUDA events around one call,
-// two untimed warm-ups, median of 30 repetitions; GB/s = bytes that must move / time. Usage: bench_rows [reps].
+// GPU benchmark of detred's batch-invariant row and column reductions and norms against peers in the same program:
+// cub::DeviceSegmentedReduce::Sum (two-phase call, workspace preallocated) for row sums, the read ceiling for column
+// sums, the copy ceiling (read + write of the same bytes) for the norms, and the course's GPT-2 kernels (one thread per
+// row; the two-stage block kernel) beside detred's. Data and timing from bench/support/bench_support.hpp: uniform
+// [-1, 1) data, one call between two CUDA events after two untimed warm-ups, median of `reps` (30); GB/s = bytes that
+// must move / time. Usage: bench_rows [reps].
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <functional>
-#include <vector>
+#include <utility>
 
-#include "detred/cuda/warp/row_warp.cuh"
+#include "bench/support/bench_support.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/norms.hpp"
 #include "detred/cuda/rows.hpp"
-#include "detred/rows.hpp"
 #include "detred/types/bfloat16.hpp"
 
 namespace {
 using detred::cuda::check;
+namespace bench = detred::bench;
 int reps = 30;
 
-__global__ void fill(float* x, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    std::uint64_t h = (i + seed) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    x[i] = float(h >> 40) * 0x1p-23f - 1.0f;
-  }
-}
-
-__global__ void to_bf16(const float* x, detred::bfloat16* y, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    y[i] = detred::bfloat16::from_float(x[i]);
-}
-
-// The read ceiling: every byte read once with 16-byte loads, a value kept so the loads are not removed.
-__global__ void read_all(const float4* x, std::size_t n4, float* sink) {
-  float acc = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const float4 v = __ldg(x + i);
-    acc += v.x + v.y + v.z + v.w;
-  }
-  if (acc == 1234.5f) *sink = acc;
-}
-
-__global__ void copy_all(const float4* x, float4* y, std::size_t n4) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    y[i] = __ldg(x + i);
-}
-
-// Experiment (issue 18): the rows kernel's reduction with the warp-tile path on or off (the same bits), to see which
-// the compute-bound accumulators (log-sum-exp: a binary64 exp per merge; Welford: a division per merge) prefer.
-template <class Acc, bool Tiles>
-__global__ void __launch_bounds__(256) rows_tiles_experiment(const float* x, int rows, int cols, float* out) {
-  const int r = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-  if (r >= rows) return;
-  const Acc root = detred::cuda::warp_row_root<Acc, float, true, detred::widened_leaf<Acc>, Tiles>(
-      x + std::size_t(r) * cols, std::uint64_t(cols), detred::widened_leaf<Acc>{});
-  if ((threadIdx.x & 31) == 0) {
-    if constexpr (requires { root.result(); })
-      out[r] = root.result();
-    else
-      out[r] = root.result_mean();
-  }
-}
+// Milliseconds of one call (median of `reps`, bench_support's single-call timing).
+double median_ms(const std::function<void()>& f) { return bench::single_call_seconds(f, reps) * 1e3; }
 
 __global__ void offsets_kernel(int* o, int rows, int cols) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i <= rows) o[i] = i * cols;
 }
 
-double median_ms(const std::function<void()>& f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  f();
-  f();
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    cudaEventRecord(a);
-    f();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
-  }
-  check(cudaGetLastError(), "timed call");
-  std::sort(t.begin(), t.end());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return t[t.size() / 2];
-}
-
 void report(const char* what, double bytes, double ms, double peer_gbs, const char* peer) {
   const double gbs = bytes / ms / 1e6;
   std::printf("%-58s %9.4f ms %8.1f GB/s  %.3fx %s\n", what, ms, gbs, peer_gbs > 0 ? gbs / peer_gbs : 0.0, peer);
 }
-}  // namespace
 
-namespace {
+// A workspace for the calls that need none (the size query answers 0; the pointer must not be null to run).
+void* no_workspace() {
+  static bench::device_buffer<unsigned char> byte(1);
+  return byte.get();
+}
+std::size_t zero_bytes = 0;
+
 // The course's kernels (GPT-2 layernorm_forward / softmax_forward), written for this comparison from their
 // description: the naive one thread per row, and the two-stage warp reduction (a block per row: warp shuffles, warp
 // results through shared memory, one warp finishes). Neither is deterministic across block sizes or batch-invariant
@@ -220,17 +155,14 @@ __global__ void layernorm_two_stage_bf16(const detred::bfloat16* x, const detred
   if (threadIdx.x == 0) mean[blockIdx.x] = m, rstd[blockIdx.x] = r;
 }
 
-void bench_norms(float* x, float* y, std::size_t) {
-  float *w = nullptr, *stats = nullptr;
-  check(cudaMalloc(&w, 2 * 4096 * 4), "malloc w");
-  check(cudaMalloc(&stats, 2 * 16384 * 4 * 16), "malloc stats");
-  fill<<<64, 256>>>(w, 2 * 4096, 7);
+void bench_norms(float* x, float* y) {
+  bench::device_buffer<float> w_buffer(2 * 4096), stats_buffer(2 * 16384 * 16);
+  float *w = w_buffer.get(), *stats = stats_buffer.get();
+  bench::fill_uniform(w, 2 * 4096, 7);
   {  // GPT-2 LayerNorm, fp32: B = 8, T = 1024, C = 768.
     const int rows = 8 * 1024, c = 768;
     const double bytes = 2.0 * rows * c * 4;
-    const double copy_ms = median_ms([&] {
-      copy_all<<<132 * 16, 256>>>(reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), rows * c / 4);
-    });
+    const double copy_ms = median_ms([&] { bench::copy_bytes(x, y, std::size_t(rows) * c * 4); });
     const double copy_gbs = bytes / copy_ms / 1e6;
     report("copy, GPT-2 LayerNorm bytes (fp32 8192 x 768, r+w)", bytes, copy_ms, copy_gbs, "copy");
     report("naive LayerNorm (thread per row) fp32 8192 x 768", bytes,
@@ -239,8 +171,10 @@ void bench_norms(float* x, float* y, std::size_t) {
     report("two-stage LayerNorm (block per row) fp32 8192 x 768", bytes,
            median_ms([&] { layernorm_two_stage<<<rows, 256>>>(x, w, w + 4096, y, stats, stats + rows, c); }), copy_gbs,
            "copy");
-    report("detred::cuda::layernorm_forward fp32 8192 x 768", bytes,
-           median_ms([&] { detred::cuda::layernorm_forward(x, w, w + 4096, rows, c, y, stats, stats + rows); }),
+    report("detred::cuda::layernorm_forward fp32 8192 x 768", bytes, median_ms([&] {
+             detred::cuda::layernorm_forward(no_workspace(), zero_bytes, x, w, w + 4096, y, stats, stats + rows,
+                                             detred::dense_rows(rows, c));
+           }),
            copy_gbs, "copy");
   }
   {  // GPT-2 causal softmax, fp32: B x NH x T x T = 8 x 12 x 1024 x 1024 (the lower triangle moves).
@@ -253,32 +187,33 @@ void bench_norms(float* x, float* y, std::size_t) {
     const detred::row_shape shape{std::uint64_t(rows), std::uint64_t(t_len), std::uint64_t(t_len), nullptr,
                                   std::uint64_t(t_len)};
     report("detred::cuda::softmax_forward causal fp32", bytes,
-           median_ms([&] { detred::cuda::softmax_forward(x, shape, y); }), 0, "");
+           median_ms([&] { detred::cuda::softmax_forward(no_workspace(), zero_bytes, x, y, shape); }), 0, "");
   }
   {  // The bars: LayerNorm and RMSNorm forward, bf16 [16384 x 4096], against the copy bandwidth of the same bytes.
     const int rows = 16384, c = 4096;
     auto* xb = reinterpret_cast<detred::bfloat16*>(x);
     auto* yb = reinterpret_cast<detred::bfloat16*>(y);
     auto* wb = reinterpret_cast<detred::bfloat16*>(w);
-    to_bf16<<<1024, 256>>>(x + std::size_t(rows) * c, xb, std::size_t(rows) * c);  // from the buffer's second half
-    to_bf16<<<16, 256>>>(w, wb, 2 * 4096);
-    check(cudaDeviceSynchronize(), "bf16 inputs");
+    bench::fill_uniform(xb, std::uint64_t(rows) * c, 2);
+    bench::fill_uniform(wb, 2 * 4096, 8);
     const double bytes = 2.0 * rows * c * 2;
-    const double copy_ms = median_ms([&] {
-      copy_all<<<132 * 16, 256>>>(reinterpret_cast<const float4*>(xb), reinterpret_cast<float4*>(yb), rows * c / 8);
-    });
+    const double copy_ms = median_ms([&] { bench::copy_bytes(xb, yb, std::size_t(rows) * c * 2); });
     const double copy_gbs = bytes / copy_ms / 1e6;
     report("copy, bf16 16384 x 4096 (r+w)", bytes, copy_ms, copy_gbs, "copy");
     report("two-stage LayerNorm bf16 16384 x 4096", bytes,
            median_ms([&] { layernorm_two_stage_bf16<<<rows, 256>>>(xb, wb, wb + 4096, yb, stats, stats + rows, c); }),
            copy_gbs, "copy");
-    report("detred::cuda::layernorm_forward bf16 16384 x 4096", bytes,
-           median_ms([&] { detred::cuda::layernorm_forward(xb, wb, wb + 4096, rows, c, yb, stats, stats + rows); }),
+    report("detred::cuda::layernorm_forward bf16 16384 x 4096", bytes, median_ms([&] {
+             detred::cuda::layernorm_forward(no_workspace(), zero_bytes, xb, wb, wb + 4096, yb, stats, stats + rows,
+                                             detred::dense_rows(rows, c));
+           }),
            copy_gbs, "copy");
     report("two-stage RMSNorm bf16 16384 x 4096", bytes,
            median_ms([&] { rmsnorm_two_stage_bf16<<<rows, 256>>>(xb, wb, yb, stats, c); }), copy_gbs, "copy");
-    report("detred::cuda::rmsnorm_forward bf16 16384 x 4096", bytes,
-           median_ms([&] { detred::cuda::rmsnorm_forward(xb, wb, rows, c, yb, stats); }), copy_gbs, "copy");
+    report("detred::cuda::rmsnorm_forward bf16 16384 x 4096", bytes, median_ms([&] {
+             detred::cuda::rmsnorm_forward(no_workspace(), zero_bytes, xb, wb, yb, stats, detred::dense_rows(rows, c));
+           }),
+           copy_gbs, "copy");
   }
 }
 }  // namespace
@@ -290,98 +225,70 @@ int main(int argc, char** argv) {
   check(cudaGetDeviceProperties(&prop, 0), "props");
   std::printf("device %s, %d SMs, median of %d\n", prop.name, prop.multiProcessorCount, reps);
   const std::size_t n = std::size_t{65536} * 4096;  // 1 GiB of fp32
-  float *x = nullptr, *y = nullptr, *out = nullptr, *sink = nullptr;
-  check(cudaMalloc(&x, n * 4), "malloc x");
-  check(cudaMalloc(&y, n * 4), "malloc y");
-  check(cudaMalloc(&out, std::size_t{1} << 22), "malloc out");
-  check(cudaMalloc(&sink, 4), "malloc sink");
-  fill<<<2048, 256>>>(x, n, 1);
-  check(cudaDeviceSynchronize(), "fill");
+  // out: the mean and variance of 2^20 rows.
+  bench::device_buffer<float> x_buffer(n), y_buffer(n), out_buffer(std::size_t{2} << 20), sink(1);
+  float *x = x_buffer.get(), *y = y_buffer.get(), *out = out_buffer.get();
+  bench::fill_uniform(x, n, 1);
 
-  const double read_ms =
-      median_ms([&] { read_all<<<132 * 16, 256>>>(reinterpret_cast<const float4*>(x), n / 4, sink); });
+  const double read_ms = median_ms([&] { bench::read_bytes(x, n * 4, sink.get()); });
   const double read_gbs = n * 4.0 / read_ms / 1e6;
   report("read ceiling, 1 GiB fp32", n * 4.0, read_ms, read_gbs, "read");
-  const double copy_ms = median_ms(
-      [&] { copy_all<<<132 * 16, 256>>>(reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), n / 8); });
+  const double copy_ms = median_ms([&] { bench::copy_bytes(x, y, n * 2); });
   const double copy_gbs = n * 4.0 / copy_ms / 1e6;  // n/2 floats read + written
   report("copy ceiling, 512 MiB read + 512 MiB written", n * 4.0, copy_ms, copy_gbs, "copy");
 
-  int* offsets = nullptr;
-  check(cudaMalloc(&offsets, (1048576 + 1) * sizeof(int)), "malloc offsets");
-  void* temp = nullptr;
-  std::size_t temp_bytes = 0;
+  bench::device_buffer<int> offsets_buffer(1048576 + 1);
+  int* offsets = offsets_buffer.get();
+  bench::device_buffer<unsigned char> temp;
   for (auto [rows, cols] : {std::pair<int, int>{65536, 4096}, {1048576, 256}}) {
     offsets_kernel<<<(rows + 256) / 256, 256>>>(offsets, rows, cols);
     std::size_t need = 0;
     cub::DeviceSegmentedReduce::Sum(nullptr, need, x, out, rows, offsets, offsets + 1);
-    if (need > temp_bytes) {
-      cudaFree(temp);
-      check(cudaMalloc(&temp, need), "malloc temp");
-      temp_bytes = need;
-    }
+    if (need > temp.bytes()) temp = bench::device_buffer<unsigned char>(need);
+    std::size_t temp_bytes = temp.bytes();
     const double bytes = double(rows) * cols * 4;
     const double cub_ms =
-        median_ms([&] { cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, x, out, rows, offsets, offsets + 1); });
+        median_ms([&] { cub::DeviceSegmentedReduce::Sum(temp.get(), temp_bytes, x, out, rows, offsets, offsets + 1); });
     const double cub_gbs = bytes / cub_ms / 1e6;
     char what[128];
     std::snprintf(what, sizeof what, "cub::DeviceSegmentedReduce::Sum fp32 [%d x %d]", rows, cols);
     report(what, bytes, cub_ms, read_gbs, "read ceiling");
     const detred::row_shape shape = detred::dense_rows(std::uint64_t(rows), std::uint64_t(cols));
+    void* ws = no_workspace();
     std::snprintf(what, sizeof what, "detred::cuda::row_sum fp32 [%d x %d]", rows, cols);
-    report(what, bytes, median_ms([&] { detred::cuda::row_sum(x, shape, out); }), cub_gbs, "CUB segmented");
+    report(what, bytes, median_ms([&] { detred::cuda::row_sum(ws, zero_bytes, x, out, shape); }), cub_gbs,
+           "CUB segmented");
     std::snprintf(what, sizeof what, "detred::cuda::row_sum neumaier fp32 [%d x %d]", rows, cols);
-    report(what, bytes, median_ms([&] { detred::cuda::row_sum(x, shape, out, detred::sum_method::tree_neumaier); }),
+    report(what, bytes, median_ms([&] {
+             detred::cuda::row_sum(ws, zero_bytes, x, out, shape, nullptr,
+                                   {.method = detred::sum_method::tree_neumaier});
+           }),
            cub_gbs, "CUB segmented");
     std::snprintf(what, sizeof what, "detred::cuda::row_max fp32 [%d x %d]", rows, cols);
-    report(what, bytes, median_ms([&] { detred::cuda::row_max(x, shape, out); }), cub_gbs, "CUB segmented");
-    std::snprintf(what, sizeof what, "detred::cuda::row_mean_variance fp32 [%d x %d]", rows, cols);
-    report(what, bytes, median_ms([&] { detred::cuda::row_mean_variance(x, shape, out, out + rows); }), cub_gbs,
+    report(what, bytes, median_ms([&] { detred::cuda::row_max(ws, zero_bytes, x, out, shape); }), cub_gbs,
            "CUB segmented");
+    std::snprintf(what, sizeof what, "detred::cuda::row_mean_variance fp32 [%d x %d]", rows, cols);
+    report(what, bytes, median_ms([&] { detred::cuda::row_mean_variance(ws, zero_bytes, x, out, out + rows, shape); }),
+           cub_gbs, "CUB segmented");
     std::snprintf(what, sizeof what, "detred::cuda::row_logsumexp fp32 [%d x %d]", rows, cols);
-    report(what, bytes, median_ms([&] { detred::cuda::row_logsumexp(x, shape, out); }), cub_gbs, "CUB segmented");
-    if (cols >= 4096) {
-      const unsigned g = unsigned((rows + 7) / 8);
-      using Lse = detred::logsumexp_accumulator<float>;
-      using Wel = detred::welford_accumulator<float>;
-      report("  experiment: logsumexp rows, tiles on", bytes,
-             median_ms([&] { rows_tiles_experiment<Lse, true><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
-      report("  experiment: logsumexp rows, tiles off", bytes,
-             median_ms([&] { rows_tiles_experiment<Lse, false><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
-      using Max = detred::max_accumulator<float>;
-      report("  experiment: max rows, tiles on", bytes,
-             median_ms([&] { rows_tiles_experiment<Max, true><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
-      report("  experiment: max rows, tiles off", bytes,
-             median_ms([&] { rows_tiles_experiment<Max, false><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
-      report("  experiment: welford rows, tiles on", bytes,
-             median_ms([&] { rows_tiles_experiment<Wel, true><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
-      report("  experiment: welford rows, tiles off", bytes,
-             median_ms([&] { rows_tiles_experiment<Wel, false><<<g, 256>>>(x, rows, cols, out); }), cub_gbs, "CUB");
-    }
-    for (int threads : {64, 128}) {
-      std::snprintf(what, sizeof what, "detred::cuda::row_sum fp32 [%d x %d], %d threads", rows, cols, threads);
-      report(what, bytes, median_ms([&] {
-               detred::cuda::row_sum(x, shape, out, detred::sum_method::tree, nullptr, {threads, 0});
-             }),
-             cub_gbs, "CUB segmented");
-    }
+    report(what, bytes, median_ms([&] { detred::cuda::row_logsumexp(ws, zero_bytes, x, out, shape); }), cub_gbs,
+           "CUB segmented");
   }
   {
-    const std::uint64_t rows = 65536, cols = 4096;
+    const detred::row_shape shape = detred::dense_rows(65536, 4096);
     for (int level : {0, 6, 8, 10}) {
-      const detred::cuda::column_launch l{level, 0, 0};
-      const std::size_t bytes = detred::cuda::column_sum_workspace_bytes(rows, cols, l);
-      void* ws = nullptr;
-      check(cudaMalloc(&ws, bytes), "malloc ws");
+      const detred::cuda::column_options options{.chunk_level = level};
+      std::size_t bytes = 0;
+      detred::cuda::column_sum(nullptr, bytes, x, out, shape, nullptr, options);
+      bench::device_buffer<unsigned char> ws(bytes);
       char what[128];
       std::snprintf(what, sizeof what, "detred::cuda::column_sum fp32 [65536 x 4096], chunk level %d", level);
-      report(what, double(rows * cols * 4),
-             median_ms([&] { detred::cuda::column_sum(x, rows, cols, cols, out, ws, bytes, nullptr, l); }), read_gbs,
+      report(what, double(shape.rows * shape.cols * 4),
+             median_ms([&] { detred::cuda::column_sum(ws.get(), bytes, x, out, shape, nullptr, options); }), read_gbs,
              "read ceiling");
-      cudaFree(ws);
     }
   }
   std::printf("copy ceiling %.1f GB/s (for the norms)\n", copy_gbs);
-  bench_norms(x, y, n);
+  bench_norms(x, y);
   return 0;
 }
