@@ -111,7 +111,8 @@ std::vector<float> gpu_rows(op o, const std::vector<T>& x, row_shape shape, cuda
         break;
     }
   });
-  EXPECT_EQ(bytes, 0u) << "the row reductions need no workspace";
+  EXPECT_EQ(bytes, detred::cuda::min_workspace_bytes)
+      << "the row reductions need no workspace: the query answers the least";
   std::vector<float> out(shape.rows);
   cuda::check(cudaMemcpy(out.data(), dout.ptr, shape.rows * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
   return out;
@@ -322,16 +323,17 @@ void* not_a_query() {
   return &byte;
 }
 
-// detred/cuda/rows.hpp: "the row reductions need none (the size query answers 0)"; column_sum's query gives its chunk
-// roots and a smaller workspace is refused. A query writes the bytes and returns before checking the data pointers.
+// detred/cuda/rows.hpp: the row reductions need none (the size query answers the least, min_workspace_bytes);
+// column_sum's query gives its chunk roots and a smaller workspace is refused. A query writes the bytes and returns
+// before checking the data pointers.
 TEST(RowsApi, SizeQueryAnswersAndTooSmallAWorkspaceIsRefused) {
   const row_shape shape = dense_rows(1000, 64);
   std::size_t bytes = 12345;
   cuda::row_sum<float>(nullptr, bytes, nullptr, nullptr, shape);
-  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(bytes, detred::cuda::min_workspace_bytes);
   bytes = 12345;
   cuda::softmax_forward<float>(nullptr, bytes, nullptr, nullptr, shape);
-  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(bytes, detred::cuda::min_workspace_bytes);
   bytes = 0;
   cuda::column_sum<float>(nullptr, bytes, nullptr, nullptr, shape, nullptr, {.chunk_level = 5});
   EXPECT_EQ(bytes, (1000u >> 5) * 64 * sizeof(float));

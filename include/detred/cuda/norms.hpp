@@ -11,8 +11,8 @@
 // T float or bfloat16; device pointers; asynchronous on `stream`. LayerNorm and RMSNorm take a dense [rows x cols]
 // shape (dense_rows: lengths, causal_period and stride != cols are rejected, naming the field); softmax takes any
 // row_shape; rows shorter than 2^32 elements. row_options: the launch shape (speed only); method must be tree (these
-// calls have no other). Workspace: only rmsnorm_backward needs one (for dweight); the others' size query answers 0
-// (pass any non-null pointer to run). Throws detred::invalid_argument or detred::cuda::cuda_error.
+// calls have no other). Workspace: only rmsnorm_backward needs one (for dweight); the others use none (their size
+// query answers min_workspace_bytes). Throws detred::invalid_argument or detred::cuda::cuda_error.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -13,7 +13,7 @@
 // Inputs half, bfloat16 or float (device pointers; any alignment: 16-byte aligned rows take vector loads); float
 // accumulation and outputs (device pointers); asynchronous on `stream`. Rows shorter than 2^32 elements
 // (row_shape.cols < 2^32, a limit the CPU twins do not have). Workspace: the row reductions need none (the
-// size query answers 0; pass any non-null pointer to run); column_sum needs the chunk roots. Throws
+// size query answers min_workspace_bytes, docs/API.md); column_sum needs the chunk roots. Throws
 // detred::invalid_argument for a bad argument (naming it) and detred::cuda::cuda_error when a launch fails.
 #pragma once
 

@@ -3,7 +3,9 @@
 //
 // Workspace idiom (CUB's two-phase call): every device call takes (void* d_workspace, std::size_t& workspace_bytes)
 // first. With d_workspace == nullptr it writes the bytes it needs to workspace_bytes and returns without any work;
-// otherwise it uses those bytes and throws invalid_argument when workspace_bytes is smaller than it needs.
+// otherwise it uses those bytes and throws invalid_argument when workspace_bytes is smaller than it needs. A size
+// query never answers less than min_workspace_bytes, even for a call that uses no workspace: an allocation of the
+// answer is then never null, so the call that follows the query is never mistaken for another query.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -39,14 +41,17 @@ std::vector<R> to_host(const R* d_values, std::uint64_t count, cudaStream_t stre
   return values;
 }
 
+// The least a size query answers (see the file comment).
+inline constexpr std::size_t min_workspace_bytes = 16;
+
 namespace detail {
 
 // The workspace idiom in one place. Returns true when the call is a size query (d_workspace null): `needed` has been
-// written to workspace_bytes and the caller must return without work. Otherwise checks that the caller's bytes
-// suffice (invalid_argument naming `what` if not) and returns false.
+// written to workspace_bytes (at least min_workspace_bytes) and the caller must return without work. Otherwise checks
+// that the caller's bytes suffice (invalid_argument naming `what` if not) and returns false.
 inline bool workspace_query(void* d_workspace, std::size_t& workspace_bytes, std::size_t needed, const char* what) {
   if (d_workspace == nullptr) {
-    workspace_bytes = needed;
+    workspace_bytes = needed < min_workspace_bytes ? min_workspace_bytes : needed;
     return true;
   }
   if (workspace_bytes < needed)
