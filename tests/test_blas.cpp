@@ -80,11 +80,10 @@ TEST(Blas, TransformReduceIndexedMapIsArgmax) {
     std::uint64_t i;
   };
   const node r = transform_reduce(
-      x.data(), x.size(), node{0, 0},
+      x.data(), x.size(), node{0, 0}, [](node l, node r) { return r.v > l.v ? r : l; },
       [](float v, std::uint64_t i) {
         return node{v, i};
-      },
-      [](node l, node r) { return r.v > l.v ? r : l; });
+      });
   EXPECT_EQ(r.i, argmax(x));
 }
 

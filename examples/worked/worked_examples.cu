@@ -39,7 +39,7 @@ struct as_is {
 
 // transform_reduce on the device: the size query, a workspace of that size, the call, the result back to the host.
 template <class Node, class X, class Map, class Op>
-Node on_gpu(const std::vector<X>& x, Node identity, Map map, Op op) {
+Node on_gpu(const std::vector<X>& x, Node identity, Op op, Map map) {
   device_vector<X> d(x);
   device_vector<Node> out(std::vector<Node>(1));
   std::size_t bytes = 0;
@@ -67,10 +67,10 @@ int main() {
   std::vector<std::int32_t> v(n);
   for (auto& e : v) e = std::int32_t(rng() % 2001) - 1000;
   const std::int64_t kadane = mssp_sequential(v.data(), n);
-  const mssp_node cpu = detred::transform_reduce(v.data(), n, mssp_node{}, mssp_leaf{}, mssp_op{});
+  const mssp_node cpu = detred::transform_reduce(v.data(), n, mssp_node{}, mssp_op{}, mssp_leaf{});
   std::printf("maximum segment sum of %zu int32: %lld (Kadane: %lld)\n", n, (long long)cpu.best, (long long)kadane);
   report("MSSP, CPU canonical == Kadane", cpu.best == kadane);
-  if (gpu) report("MSSP, GPU == Kadane", on_gpu(v, mssp_node{}, mssp_leaf{}, mssp_op{}).best == kadane);
+  if (gpu) report("MSSP, GPU == Kadane", on_gpu(v, mssp_node{}, mssp_op{}, mssp_leaf{}).best == kadane);
 
   std::vector<mat2> m(n);
   for (auto& e : m) e = {std::uint32_t(rng()), std::uint32_t(rng()), std::uint32_t(rng()), std::uint32_t(rng())};
@@ -78,7 +78,7 @@ int main() {
   for (const auto& e : m) left_to_right = mat2_op{}(left_to_right, e);
   report("2x2 matrix product, CPU == left to right", detred::reduce(m, mat2_identity, mat2_op{}) == left_to_right);
   if (gpu)
-    report("2x2 matrix product, GPU == left to right", on_gpu(m, mat2_identity, as_is{}, mat2_op{}) == left_to_right);
+    report("2x2 matrix product, GPU == left to right", on_gpu(m, mat2_identity, mat2_op{}, as_is{}) == left_to_right);
 
   std::vector<affine<std::uint32_t>> fu(n);
   for (auto& e : fu) e = {std::uint32_t(rng()) | 1u, std::uint32_t(rng())};
@@ -87,7 +87,7 @@ int main() {
   const auto composed = detred::reduce(fu, affine<std::uint32_t>{1, 0}, affine_then<std::uint32_t>{});
   report("affine maps (uint32), CPU == left to right", composed.a * 7u + composed.b == h);
   if (gpu) {
-    const auto g = on_gpu(fu, affine<std::uint32_t>{1, 0}, as_is{}, affine_then<std::uint32_t>{});
+    const auto g = on_gpu(fu, affine<std::uint32_t>{1, 0}, affine_then<std::uint32_t>{}, as_is{});
     report("affine maps (uint32), GPU == left to right", g.a * 7u + g.b == h);
   }
   std::vector<affine<float>> ff(n);
@@ -96,7 +96,7 @@ int main() {
   const auto cf = detred::reduce(ff, affine<float>{1, 0}, affine_then<float>{});
   std::printf("affine maps (float): h_n = %.9g h_0 + %.9g\n", cf.a, cf.b);
   if (gpu) {
-    const auto g = on_gpu(ff, affine<float>{1, 0}, as_is{}, affine_then<float>{});
+    const auto g = on_gpu(ff, affine<float>{1, 0}, affine_then<float>{}, as_is{});
     report("affine maps (float), GPU bits == CPU bits", bits_of(g.a) == bits_of(cf.a) && bits_of(g.b) == bits_of(cf.b));
   }
   return failures == 0 ? 0 : 1;

@@ -50,19 +50,21 @@ requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> asum(
   return detail::asum_n<accumulation_for<Acc, T>>(x, n, options);
 }
 
-// Generic map-reduce: map(x[0]) (+) ... (+) map(x[n-1]) in the canonical order, (+) = op(left, right), operands never
-// swapped; `identity` when n == 0 (never combined with an input). map may take (x) or (x, i) (the element's index).
-// Same bits for every thread count, and as cuda::transform_reduce with the same map and op.
-template <class Node, class T, class Map, class Op>
-Node transform_reduce(const T* data, std::size_t n, Node identity, Map map, Op op, const cpu_options& options = {}) {
+// Generic map-reduce, arguments in std::transform_reduce's order (init, reduce, transform): transform(x[0]) (+) ...
+// (+) transform(x[n-1]) in the canonical order, (+) = reduce_op(left, right), operands never swapped; `identity` when
+// n == 0 (never combined with an input). transform may take (x) or (x, i) (the element's index). Same bits for every
+// thread count, and as cuda::transform_reduce with the same operators.
+template <class Node, class T, class Op, class Map>
+Node transform_reduce(const T* data, std::size_t n, Node identity, Op reduce_op, Map transform_op,
+                      const cpu_options& options = {}) {
   detail::require_data(data, n, "transform_reduce");
   auto load = [&](std::size_t i) -> Node {
     if constexpr (std::is_invocable_v<const Map&, const T&, std::uint64_t>)
-      return map(data[i], std::uint64_t(i));
+      return transform_op(data[i], std::uint64_t(i));
     else
-      return map(data[i]);
+      return transform_op(data[i]);
   };
-  auto combine = [&op](Node& left, const Node& right) { left = op(left, right); };
+  auto combine = [&reduce_op](Node& left, const Node& right) { left = reduce_op(left, right); };
   std::optional<Node> result = detail::canonical_reduce<Node>(n, load, combine, options);
   return result ? *result : identity;
 }
