@@ -1,5 +1,6 @@
 // detred::mpi on the CPU machine (docs/PERFORMANCE.md, "Distributed"), for reference: run under
-// mpirun -n K bench/bench_mpi [log2 n]. The array (2^24 doubles by default, uniform) is split evenly over the ranks.
+// mpirun -n K build/bench/bench_mpi [log2 n]. The array (2^24 doubles by default, element i a hash of i alone over 32
+// binades, the same array for every rank count) is split evenly over the ranks.
 // Peers in the same program: a plain MPI_Allreduce of per-rank sequential sums (not reproducible across rank counts),
 // and MPI_Allreduce of per-rank detred::sum results (neither). Medians of 20 calls, each rank's wall clock, rank 0's.
 #include <mpi.h>

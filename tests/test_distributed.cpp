@@ -157,6 +157,9 @@ TEST(CallSignature, MismatchesAreNamed) {
   EXPECT_NE(message({1000, 3, 3, 8, 2, 0}, true).find("different operations"), std::string::npos);
   EXPECT_NE(message({1000, 3, 3, 7, 2, 5}, true).find("different options"), std::string::npos);
   EXPECT_NE(message({1000, 3, 3, 7, 3, 0}, true).find("communicator sizes"), std::string::npos);
+  // A rank's null data is reported on every rank, before any mismatch it makes.
+  EXPECT_EQ(message({1000, 3, 3, distributed::null_data_operation, 2, 0}, true),
+            "detred::f: rank 1: data is null but n_local > 0");
 }
 
 // The records as the NCCL backend all-gathers them: every rank decodes the same bytes, so every rank throws alike.

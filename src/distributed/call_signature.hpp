@@ -29,6 +29,10 @@ struct call_signature {
 };
 static_assert(sizeof(call_signature) == 32 && std::is_trivially_copyable_v<call_signature>);
 
+// The operation a rank sends when its own data pointer is null with a nonzero count, so that every rank reports it
+// (check_signatures) instead of that rank throwing before the collective and the others waiting in it.
+inline constexpr std::uint32_t null_data_operation = 0xFFFFFFFFu;
+
 template <class T>
 constexpr std::uint32_t type_code() {
   if constexpr (std::is_same_v<T, half>) return 1;
@@ -53,9 +57,13 @@ inline const char* type_name(std::uint32_t code) {
   }
 }
 
-// Throws detred::invalid_argument (the same message on every rank) unless every rank passed the same types and
-// operation, and, when same_count, the same element count. `all` holds the records in rank order.
+// Throws detred::invalid_argument (the same message on every rank) when a rank's data was null with a nonzero count
+// (the lowest such rank), or unless every rank passed the same types and operation, and, when same_count, the same
+// element count. `all` holds the records in rank order.
 inline void check_signatures(const char* function, std::span<const call_signature> all, bool same_count) {
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (all[r].operation == null_data_operation)
+      detail::throw_invalid(function, "rank " + std::to_string(r) + ": data is null but n_local > 0");
   const call_signature& first = all[0];
   for (std::size_t r = 1; r < all.size(); ++r) {
     const call_signature& s = all[r];

@@ -76,8 +76,11 @@ A sum_n(const T* data, std::uint64_t n_local, MPI_Comm comm, sum_method method, 
   errors_return guard(comm);
   int rank = 0;
   check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  const call_signature mine{
-      n_local, distributed::type_code<T>(), distributed::type_code<A>(), std::uint32_t(method) + 1, 0, 0};
+  call_signature mine;
+  mine.count = n_local;
+  mine.input = distributed::type_code<T>();
+  mine.accumulation = distributed::type_code<A>();
+  mine.operation = data == nullptr && n_local > 0 ? distributed::null_data_operation : std::uint32_t(method) + 1;
   const std::vector<call_signature> all = exchange_signatures("mpi::sum", comm, mine, false);
   // Every rank has the same method now, so every rank takes the same branch (or throws the same error).
   switch (method) {

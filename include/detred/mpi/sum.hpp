@@ -18,8 +18,9 @@
 // Other methods are sequential by definition: invalid_argument. IEEE rules as detred::sum: empty total -0.0, NaN
 // results canonical, Inf and overflow as IEEE addition gives them in the stated order.
 //
-// Collective: every rank of `comm` must call it with the same types and method; a mismatch throws
-// detred::invalid_argument on every rank (the signatures are all-gathered before any data moves), never hangs.
+// Collective: every rank of `comm` must call it with the same types and method; a mismatch, or a null `data` with
+// n_local > 0 on any rank, throws detred::invalid_argument on every rank (the signatures are all-gathered before any
+// data moves), never hangs.
 // MPI failures throw mpi_error with MPI's message. Communication: two small all-gathers (tree) or one all-gather and
 // one all-reduce of one state (exact); the local work is detred::sum's, multi-threaded per `options`.
 #pragma once
@@ -45,7 +46,6 @@ requires accumulable<T, accumulation_for<Acc, T>> accumulation_for<Acc, T> sum(c
                                                                                MPI_Comm comm,
                                                                                sum_method method = sum_method::tree,
                                                                                const cpu_options& options = {}) {
-  detred::detail::require_data(data, n_local, "mpi::sum");
   return detail::sum_n<accumulation_for<Acc, T>>(data, n_local, comm, method, options);
 }
 
