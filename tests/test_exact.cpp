@@ -200,6 +200,62 @@ State state_of(const std::vector<T>& x, std::size_t begin, std::size_t end) {
   return s;
 }
 
+// The fast path's window (src/cpu/exact_blocks.hpp, docs/EXACT.md "The CPU backend"): a block is taken when its
+// largest magnitude lies in [2^E, 2^(E+1)) with E in [E_low, 45] and its smallest in a binade >= E - 38. At each edge
+// of that window (E = E_low and E_low - 1, E = 45 and 46; smallest binade E - 38 and E - 39), one block of 256 terms:
+// +-1.5 * 2^E cancelling pairs, y = (1 + 2^-52) 2^f (the lowest bit of a double set) and c = -1.5 * 2^f, whose sum is
+// -(2^51 - 1) 2^(f - 52): an odd significand, so a dropped last bit of y shows in the rounded result. The last binade
+// accepted must take the fast path (both kernels), the first refused must not, and each gives the exact sum.
+template <class T>
+void expect_window_edge(int E, int f, bool accepted) {
+  using S = exact_accumulator_for<T>;
+  constexpr std::size_t B = cpu::exact::block;
+  const T big = T(std::ldexp(1.5, E));
+  const T y = std::same_as<T, double> ? T(std::ldexp(1.0 + std::ldexp(1.0, -52), f)) : T(std::ldexp(1.0 + 0x1p-23, f));
+  const T c = T(-std::ldexp(1.5, f));
+  for (std::size_t at : {std::size_t{0}, std::size_t{101}, std::size_t{254}}) {
+    std::vector<T> x(B);
+    for (std::size_t i = 0; i < B; ++i) x[i] = i % 2 ? -big : big;
+    x[at] = y;  // replaces a +big; its -big partner below takes c
+    x[at + 1] = c;
+    const std::string what = std::string(float_traits<T>::name) + " E=" + std::to_string(E) + " smallest binade E" +
+                             std::to_string(f - E) + " at " + std::to_string(at);
+    S fast;
+    EXPECT_EQ(cpu::exact::add_block_fast(fast, x.data()), accepted) << what;
+    if (accepted) expect_same_limbs<T>(fast, state_of<S>(x, 0, B), what + " (portable fast path)");
+#if DETRED_EXACT_AVX2
+    if (cpu::avx2::available()) {
+      S avx2;
+      EXPECT_EQ(cpu::exact::add_block_fast_avx2(avx2, x.data()), accepted) << what << " (AVX2)";
+      if (accepted) expect_same_limbs<T>(avx2, state_of<S>(x, 0, B), what + " (AVX2 fast path)");
+    }
+#endif
+    const double expected = double(y) + double(c);  // exact: both in binade f, lowest bits at f - 52 (f - 23)
+    ASSERT_EQ(sum<double>(x.data(), B, sum_method::exact), expected) << what;
+    // Two blocks and a tail: the window edge inside a chunk, then the whole sum against the reference.
+    std::vector<T> longer = x;
+    longer.insert(longer.end(), x.begin(), x.end());
+    longer.push_back(T(1));
+    expect_exact<double, T>(longer, what);
+  }
+}
+
+TEST(ExactSum, FastWindowEdgesKeepTheLowestBit) {
+  // double layout: E in [-978, 45]; float layout: E in [-69, 45] (window_for's lowest_F and 1068).
+  for (int E : {-978, 0, 45}) {
+    expect_window_edge<double>(E, E - 38, true);
+    expect_window_edge<double>(E, E - 39, false);
+  }
+  expect_window_edge<double>(-979, -979 - 30, false);
+  expect_window_edge<double>(46, 46 - 30, false);
+  for (int E : {-69, 0, 45}) {
+    expect_window_edge<float>(E, E - 38, true);
+    expect_window_edge<float>(E, E - 39, false);
+  }
+  expect_window_edge<float>(-70, -70 - 30, false);
+  expect_window_edge<float>(46, 46 - 30, false);
+}
+
 template <class State>
 std::vector<std::uint8_t> bytes_of(const State& s) {
   std::vector<std::uint8_t> b(State::serialized_bytes);

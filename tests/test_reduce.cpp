@@ -14,6 +14,7 @@
 
 #include "detred/reduce.hpp"
 #include "tests/support/reference.hpp"
+#include "tests/support/signed_zeros.hpp"
 #include "tests/support/type_pairs.hpp"
 
 namespace {
@@ -271,6 +272,27 @@ TEST(Extrema, ArgminArgmaxLowestIndexAndNanRules) {
   EXPECT_EQ(bits(x[argmax(x)]), bits(max(x)));
   EXPECT_THROW(argmin(static_cast<const float*>(nullptr), 1), detred::invalid_argument);
   EXPECT_THROW(max(static_cast<const float*>(nullptr), 1), detred::invalid_argument);
+}
+
+// Ties of zeros of both signs (reduce.hpp: "-0 is less than +0"; argmin/argmax: the lowest index of the best): every
+// extremum against the direct reading of the rule in tests/support/signed_zeros.hpp, for every floating type. A max
+// that returns the first zero it meets (-0 of {-1, -0, +0}) fails here.
+template <class T>
+void expect_zero_ties_resolved() {
+  for (const auto& c : test::zero_tie_cases<T>()) {
+    const std::size_t lo = test::reference_argmin(c.x), hi = test::reference_argmax(c.x);
+    EXPECT_EQ(bits_of(detred::min(c.x.data(), c.x.size())), bits_of(c.x[lo])) << "min " << c.name;
+    EXPECT_EQ(bits_of(detred::max(c.x.data(), c.x.size())), bits_of(c.x[hi])) << "max " << c.name;
+    EXPECT_EQ(detred::argmin(c.x.data(), c.x.size()), lo) << "argmin " << c.name;
+    EXPECT_EQ(detred::argmax(c.x.data(), c.x.size()), hi) << "argmax " << c.name;
+  }
+}
+
+TEST(Extrema, ZeroTiesOfBothSignsInEveryExtremum) {
+  expect_zero_ties_resolved<float>();
+  expect_zero_ties_resolved<double>();
+  expect_zero_ties_resolved<half>();
+  expect_zero_ties_resolved<bfloat16>();
 }
 
 TEST(Extrema, Int32AndInt64PlainOrderLowestIndexAndEmpty) {

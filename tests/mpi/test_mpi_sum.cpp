@@ -168,6 +168,51 @@ TEST(MpiSum, ExactStateOpInUsersOwnCollectives) {
   }
 }
 
+// include/detred/mpi/exact.hpp: "An operand that is not a valid state of the layout makes the result invalid too
+// (deserialize then returns false), so corruption is never rounded silently." Each rank in turn corrupts its state
+// (its magic bytes, its layout byte, or a limb that is not a normalised digit), then the user's own MPI_Allreduce and
+// MPI_Reduce with the public op: every rank (the root) must get an invalid state, never a valid sum with the corrupted
+// rank's terms dropped. With 3 and 4 ranks the corrupted operand meets valid ones on both sides of the op.
+TEST(MpiSum, CorruptedExactStateMakesEveryRankInvalid) {
+  const int rank = world_rank(), ranks = world_size();
+  const std::vector<double> x = make<double>(verify::distribution::lognormal, 1000);
+  const std::size_t begin = x.size() * std::size_t(rank) / std::size_t(ranks);
+  const std::size_t end = x.size() * std::size_t(rank + 1) / std::size_t(ranks);
+  exact_accumulator<double> s;
+  s.add(x.data() + begin, end - begin);
+  constexpr std::size_t bytes = exact_accumulator<double>::serialized_bytes;
+  for (int corrupted = 0; corrupted < ranks; ++corrupted)
+    for (int kind = 0; kind < 3; ++kind) {
+      std::uint8_t mine[bytes], total[bytes];
+      s.serialize(mine);
+      if (rank == corrupted) {
+        if (kind == 0)
+          mine[0] ^= 0x5a;  // the magic "DXA1"
+        else if (kind == 1)
+          mine[4] ^= 3;  // the layout byte
+        else
+          mine[16 + 4] |= 1;  // limb 0 above 2^32: not a normalised digit
+        exact_accumulator<double> check;
+        ASSERT_FALSE(check.deserialize(mine)) << "the corruption must make an invalid state";
+      }
+      ASSERT_EQ(
+          MPI_Allreduce(mine, total, 1, mpi::exact_state_type<double>(), mpi::exact_state_op<double>(), MPI_COMM_WORLD),
+          MPI_SUCCESS);
+      exact_accumulator<double> merged;
+      EXPECT_FALSE(merged.deserialize(total))
+          << "rank " << rank << " of " << ranks << " got a valid state from MPI_Allreduce although rank " << corrupted
+          << " was corrupted (kind " << kind << "): " << merged.rounded<double>();
+      for (int root : {0, ranks - 1}) {
+        ASSERT_EQ(MPI_Reduce(mine, total, 1, mpi::exact_state_type<double>(), mpi::exact_state_op<double>(), root,
+                             MPI_COMM_WORLD),
+                  MPI_SUCCESS);
+        if (rank == root)
+          EXPECT_FALSE(merged.deserialize(total))
+              << "MPI_Reduce to root " << root << " of " << ranks << " ranks, rank " << corrupted << " corrupted";
+      }
+    }
+}
+
 // Mismatched arguments give every rank the same clear error, never a hang.
 TEST(MpiSum, MismatchedTypesOrMethodsThrowOnEveryRank) {
   const int rank = world_rank();

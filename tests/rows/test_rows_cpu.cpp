@@ -13,6 +13,8 @@
 #include "detred/rows.hpp"
 #include "detred/rows/specified_math.hpp"
 #include "tests/rows/row_inputs.hpp"
+#include "tests/support/column_sums.hpp"
+#include "tests/support/signed_zeros.hpp"
 
 namespace {
 using namespace detred;
@@ -25,9 +27,9 @@ void expect_row_sums_match_detred_sum(bool specials) {
   const row_shape shape{lengths.size(), 0, std::uint64_t(longest) + 3, lengths.data(), 0};
   const std::vector<T> x = test::random_values<T>(shape.rows * shape.stride, 7, specials);
   std::vector<float> plain(shape.rows), comp(shape.rows), mx(shape.rows);
-  row_sum(x.data(), shape, plain.data(), sum_method::tree);
-  row_sum(x.data(), shape, comp.data(), sum_method::tree_neumaier);
-  row_max(x.data(), shape, mx.data());
+  row_sum(x.data(), plain.data(), shape, sum_method::tree);
+  row_sum(x.data(), comp.data(), shape, sum_method::tree_neumaier);
+  row_max(x.data(), mx.data(), shape);
   for (std::size_t r = 0; r < shape.rows; ++r) {
     const T* row = x.data() + r * shape.stride;
     const std::size_t n = std::size_t(lengths[r]);
@@ -55,7 +57,7 @@ TEST(RowsCpu, ColumnSumsEqualDetredSumOfEachColumn) {
     const std::uint64_t cols = 37, stride = 40;
     const std::vector<float> x = test::random_values<float>(rows * stride + 1, rows + 1);
     std::vector<float> out(cols);
-    column_sum(x.data(), rows, cols, stride, out.data());
+    column_sum(x.data(), out.data(), row_shape{rows, cols, stride});
     for (std::uint64_t j = 0; j < cols; ++j) {
       std::vector<float> column(rows);
       for (std::uint64_t i = 0; i < rows; ++i) column[i] = x[i * stride + j];
@@ -65,14 +67,72 @@ TEST(RowsCpu, ColumnSumsEqualDetredSumOfEachColumn) {
   }
 }
 
+// detred/rows.hpp: "Column j's sum is the canonical sum over the row index i of x[i * stride + j]". Widths around every
+// internal block of columns (tests/support/column_sums.hpp), strides larger than the width, row counts around the
+// binary counter's carries; a block of columns that inherits the previous block's accumulators fails at width 65.
+template <class T>
+void expect_wide_column_sums(std::uint64_t max_rows_for_wide) {
+  for (std::uint64_t cols : test::column_sum_widths())
+    for (std::uint64_t stride : test::column_sum_strides(cols))
+      for (std::uint64_t rows : {0ull, 1ull, 3ull, 8ull, 65ull, 300ull}) {
+        if (cols > 300 && (rows > max_rows_for_wide || stride == cols + 3)) continue;
+        const std::vector<T> x = test::random_values<T>(rows * stride + 1, rows * 7919 + cols * 31 + stride);
+        std::vector<float> out(cols, -1.0f);
+        column_sum(x.data(), out.data(), row_shape{rows, cols, stride});
+        ASSERT_EQ(
+            test::expect_column_sums_equal_detred_sum(x.data(), rows, cols, stride, out.data(), float_traits<T>::name),
+            0u);
+      }
+}
+
+TEST(RowsCpu, ColumnSumsWiderThanOneBlockOfColumnsEqualDetredSum) {
+  expect_wide_column_sums<float>(65);
+  expect_wide_column_sums<bfloat16>(8);
+  expect_wide_column_sums<half>(3);
+  // The smallest case of a block that keeps the previous block's sums: 3 x 65 ones, column 64 is 3.
+  const std::vector<float> ones(3 * 65, 1.0f);
+  std::vector<float> out(65);
+  column_sum(ones.data(), out.data(), dense_rows(3, 65));
+  for (float v : out) EXPECT_EQ(v, 3.0f);
+}
+
+// detred/rows.hpp: row maxima are IEEE maxima, "+0 above -0". Each zero-tie case of tests/support/signed_zeros.hpp is
+// a row (rows of different lengths in one call, with a stride), the expected maximum from the direct rule.
+template <class T>
+void expect_row_max_zero_ties() {
+  const auto cases = test::zero_tie_cases<T>();
+  std::uint64_t stride = 0;
+  for (const auto& c : cases) stride = std::max<std::uint64_t>(stride, c.x.size());
+  stride += 2;
+  std::vector<T> x(cases.size() * stride, test::make<T>(-0.0));
+  std::vector<std::int32_t> lengths;
+  for (std::size_t r = 0; r < cases.size(); ++r) {
+    std::copy(cases[r].x.begin(), cases[r].x.end(), x.begin() + std::ptrdiff_t(r * stride));
+    lengths.push_back(std::int32_t(cases[r].x.size()));
+  }
+  const row_shape shape{cases.size(), stride, stride, lengths.data(), 0};
+  std::vector<float> mx(cases.size());
+  row_max(x.data(), mx.data(), shape);
+  for (std::size_t r = 0; r < cases.size(); ++r) {
+    const T expected = cases[r].x[test::reference_argmax(cases[r].x)];
+    EXPECT_EQ(bits_of(mx[r]), bits_of(widen<float>(expected))) << float_traits<T>::name << " " << cases[r].name;
+  }
+}
+
+TEST(RowsCpu, RowMaxOfZeroTiesIsPositiveZero) {
+  expect_row_max_zero_ties<float>();
+  expect_row_max_zero_ties<bfloat16>();
+  expect_row_max_zero_ties<half>();
+}
+
 TEST(RowsCpu, MeanVarianceAndLogSumExpWithinBoundsOfLongDoubleReferences) {
   const std::vector<std::int32_t> lengths = {1, 2, 3, 17, 128, 1000, 4096, 5000};
   const row_shape shape{lengths.size(), 0, 5000, lengths.data(), 0};
   std::vector<float> x = test::random_values<float>(shape.rows * shape.stride, 3);
   for (auto& v : x) v = v * 0x1p-8f + 3.0f;  // an offset mean: the case Welford exists for
   std::vector<float> mean(shape.rows), var(shape.rows), lse(shape.rows);
-  row_mean_variance(x.data(), shape, mean.data(), var.data());
-  row_logsumexp(x.data(), shape, lse.data());
+  row_mean_variance(x.data(), mean.data(), var.data(), shape);
+  row_logsumexp(x.data(), lse.data(), shape);
   for (std::size_t r = 0; r < shape.rows; ++r) {
     const float* row = x.data() + r * shape.stride;
     const int n = lengths[r];
@@ -191,7 +251,7 @@ TEST(NormsCpu, WithinBoundsOfLongDoubleReferences) {
   const std::uint64_t rows = 9, c = 768;
   const std::vector<float> x = test::random_values<float>(rows * c, 8), w = test::random_values<float>(c, 9);
   std::vector<float> out(rows * c), mean(rows), rstd(rows);
-  layernorm_forward(x.data(), w.data(), w.data(), rows, c, out.data(), mean.data(), rstd.data());
+  layernorm_forward(x.data(), w.data(), w.data(), out.data(), mean.data(), rstd.data(), dense_rows(rows, c));
   for (std::uint64_t t = 0; t < rows; ++t) {
     long double m = 0, q = 0;
     for (std::uint64_t i = 0; i < c; ++i) m += x[t * c + i];
@@ -203,15 +263,15 @@ TEST(NormsCpu, WithinBoundsOfLongDoubleReferences) {
   }
   const row_shape causal{rows, c, c, nullptr, 5};
   std::vector<float> s(rows * c, 0.0f);
-  softmax_forward(x.data(), causal, s.data());
+  softmax_forward(x.data(), s.data(), causal);
   for (std::uint64_t t = 0; t < rows; ++t) {
     long double total = 0;
     for (std::uint64_t i = 0; i < causal.length(t); ++i) total += s[t * c + i];
     EXPECT_NEAR(double(total), 1.0, 1e-5) << t;
   }
   std::vector<float> dx(rows * c), dweight(c);
-  rmsnorm_forward(x.data(), w.data(), rows, c, out.data(), rstd.data());
-  rmsnorm_backward(x.data(), x.data(), w.data(), rstd.data(), rows, c, dx.data(), dweight.data());
+  rmsnorm_forward(x.data(), w.data(), out.data(), rstd.data(), dense_rows(rows, c));
+  rmsnorm_backward(x.data(), x.data(), w.data(), rstd.data(), dx.data(), dweight.data(), dense_rows(rows, c));
   for (std::uint64_t i = 0; i < c; ++i) {
     std::vector<float> leaves(rows);
     for (std::uint64_t t = 0; t < rows; ++t)

@@ -83,10 +83,33 @@ template std::vector<algorithm<bfloat16>> cpu_algorithms<bfloat16>(const std::ve
 template std::vector<algorithm<float>> cpu_algorithms<float>(const std::vector<unsigned>&);
 template std::vector<algorithm<double>> cpu_algorithms<double>(const std::vector<unsigned>&);
 
+namespace {
+// Shell-style match of the whole text: '*' any run of characters (also none), '?' one character.
+bool glob_match(std::string_view pattern, std::string_view text) {
+  std::size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+}  // namespace
+
 bool selects(std::string_view name, std::string_view algorithm_name) {
-  if (name == algorithm_name) return true;
+  if (glob_match(name, algorithm_name)) return true;
   const std::size_t slash = algorithm_name.find('/');
-  return slash != std::string_view::npos && algorithm_name.substr(slash + 1) == name;
+  return slash != std::string_view::npos && glob_match(name, algorithm_name.substr(slash + 1));
 }
 
 }  // namespace detred::audit

@@ -58,7 +58,8 @@ struct algorithm {
 template <floating_input T>
 std::vector<algorithm<T>> cpu_algorithms(const std::vector<unsigned>& thread_counts);
 
-// True when `name` (an --algorithms entry) selects `algorithm_name`: equal, or equal to its part after "<device>/".
+// True when `name` (an --algorithms entry) selects `algorithm_name`: equal, or equal to its part after "<device>/";
+// `name` may be a shell-style pattern ('*' any characters, '?' one): 'plugin/*', 'gpu/*', 'tree*', 'cpu/tree*@f64'.
 bool selects(std::string_view name, std::string_view algorithm_name);
 
 }  // namespace detred::audit

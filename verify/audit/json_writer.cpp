@@ -53,6 +53,7 @@ json result_json(const algorithm_report& r) {
   j["twin"] = r.twin.empty() ? json(nullptr) : json(r.twin);
   j["matches_twin"] = r.matches_twin ? json(*r.matches_twin) : json(nullptr);
   j["failures"] = r.failures;
+  j["not_checked"] = r.not_checked;
   return j;
 }
 

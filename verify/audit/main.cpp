@@ -250,6 +250,7 @@ void list_algorithms() {
 int run(const cli_options& o, const std::string& command_line) {
   try {
     audit::load_plugins(o.plugins);  // first: --list-algorithms and --algorithms see their rows
+    audit::check_plugin_twins(audit::all_algorithm_names());
   } catch (const audit::plugin_error& e) {
     throw usage_error{e.what()};
   }

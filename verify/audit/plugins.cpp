@@ -137,6 +137,13 @@ void load_plugins(const std::vector<std::string>& paths) {
   for (const auto& path : paths) load_one(path);
 }
 
+void check_plugin_twins(const std::vector<std::string>& known) {
+  for (const auto& p : loaded())
+    if (!p.twin.empty() && std::find(known.begin(), known.end(), p.twin) == known.end())
+      throw plugin_error("--plugin " + p.library + ": " + p.entry.name + ": twin '" + p.twin +
+                         "' names no algorithm of this detred-audit (--list-algorithms shows them)");
+}
+
 template <floating_input T>
 void append_plugin_algorithms(std::vector<algorithm<T>>& table) {
   for (const auto& p : loaded()) {

@@ -21,6 +21,10 @@ struct plugin_error : std::runtime_error {
 // loaded until the process ends.
 void load_plugins(const std::vector<std::string>& paths);
 
+// Throws plugin_error when a loaded plugin's twin is not one of `known` (every row name: all_algorithm_names()), so
+// that a cpu_gpu promise always has a row to be checked against.
+void check_plugin_twins(const std::vector<std::string>& known);
+
 // Appends the loaded plugins' algorithms that support inputs of type T (nothing when no plugin was loaded).
 template <floating_input T>
 void append_plugin_algorithms(std::vector<algorithm<T>>& table);

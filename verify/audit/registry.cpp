@@ -19,25 +19,37 @@ bool has_gpu_backend() {
 #endif
 }
 
+// The rows asked for (device and --algorithms), plus the twin of every such row that has one: a cpu_gpu promise is
+// checked against its twin's bits, so the twin runs whenever its row does, whatever the selection or --device (the CPU
+// rows are built even for --device gpu, as twins only).
 template <floating_input T>
 std::vector<algorithm<T>> make_registry(const registry_options& options) {
-  std::vector<algorithm<T>> table;
-  if (options.cpu) table = cpu_algorithms<T>(options.thread_counts);
+  std::vector<algorithm<T>> table = cpu_algorithms<T>(options.thread_counts);
 #ifdef DETRED_AUDIT_HAS_CUDA
   if (options.gpu) {
     auto gpu = gpu_algorithms<T>(make_gpu_session());
     table.insert(table.end(), gpu.begin(), gpu.end());
   }
 #endif
-  append_baseline_algorithms(table, options);  // detred::baselines: the rows without detred's promises
-  append_plugin_algorithms(table);             // --plugin (plugins.hpp); nothing when none was loaded
-  if (!options.selection.empty()) {
-    std::erase_if(table, [&](const algorithm<T>& a) {
-      return std::none_of(options.selection.begin(), options.selection.end(),
-                          [&](const std::string& name) { return selects(name, a.name); });
-    });
+  registry_options baselines = options;
+  baselines.cpu = true;
+  append_baseline_algorithms(table, baselines);  // detred::baselines: the rows without detred's promises
+  append_plugin_algorithms(table);               // --plugin (plugins.hpp); nothing when none was loaded
+  std::vector<bool> keep(table.size());
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const algorithm<T>& a = table[i];
+    keep[i] =
+        (options.cpu || a.device != "cpu") &&
+        (options.selection.empty() || std::any_of(options.selection.begin(), options.selection.end(),
+                                                  [&](const std::string& name) { return selects(name, a.name); }));
   }
-  return table;
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (keep[i] && !table[i].twin.empty())
+      for (std::size_t j = 0; j < table.size(); ++j) keep[j] = keep[j] || table[j].name == table[i].twin;
+  std::vector<algorithm<T>> kept;
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(table[i]));
+  return kept;
 }
 
 template std::vector<algorithm<half>> make_registry<half>(const registry_options&);

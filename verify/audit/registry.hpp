@@ -19,6 +19,7 @@ struct registry_options {
 // True when this build has the CUDA backend (CMake found nvcc).
 bool has_gpu_backend();
 
+// The rows `options` select, and the twin of each selected row that has one (its promise is checked against it).
 template <floating_input T>
 std::vector<algorithm<T>> make_registry(const registry_options& options);
 

@@ -48,7 +48,8 @@ struct algorithm_report {
   // rounded to the accumulation type: what the spread plot (--plot without --sweep) draws.
   std::vector<double> distinct_ulps;
 
-  std::vector<std::string> failures;  // broken promises: each makes the exit status 1
+  std::vector<std::string> failures;     // broken promises: each makes the exit status 1
+  std::vector<std::string> not_checked;  // promises this run could not check (never counted as kept)
 };
 
 struct input_report {

@@ -108,11 +108,20 @@ void write_table(std::ostream& out, const std::vector<input_report>& reports) {
         out << "FAIL " << a.name << ": " << f << '\n';
         ++broken;
       }
+    std::size_t unchecked = 0;
+    for (const auto& a : r.results)
+      for (const auto& n : a.not_checked) {
+        out << "NOT CHECKED " << a.name << ": " << n << '\n';
+        ++unchecked;
+      }
     for (const auto& a : r.results)
       if (a.within_bound == false)
         out << "note " << a.name << ": error " << short_string(a.error.absolute) << " exceeds the a-priori bound "
             << short_string(a.bound) << " (please report: detred documents this bound)\n";
-    if (broken == 0) out << "every promise kept: each deterministic algorithm gave one bit pattern\n";
+    if (broken == 0 && unchecked == 0)
+      out << "every promise kept: each deterministic algorithm gave one bit pattern\n";
+    else if (broken == 0)
+      out << "every checked promise kept; " << unchecked << " not checked (above)\n";
     out << '\n';
   }
   if (!reports.empty()) {
@@ -141,6 +150,10 @@ void write_sweep_table(std::ostream& out, const std::vector<input_report>& repor
     for (const auto& a : r.results)
       for (const auto& f : a.failures)
         out << "FAIL " << a.name << " at condition " << short_string(r.condition_number) << ": " << f << '\n';
+  for (const auto& r : reports)
+    for (const auto& a : r.results)
+      for (const auto& n : a.not_checked)
+        out << "NOT CHECKED " << a.name << " at condition " << short_string(r.condition_number) << ": " << n << '\n';
 }
 
 }  // namespace detred::audit
