@@ -4,7 +4,7 @@
 //   sequential:         the plain left-to-right loop (one dependent add per element).
 // Sizes: 2^26 floats and 2^25 doubles (256 MiB each, far beyond any cache). Bytes/s counts the input bytes read.
 //   read_ceiling:       64-bit integer additions over the same bytes: the single-core read ceiling.
-// Run: bench/cpu_sum_table.sh (or the command inside it).
+// Run: bench/bench_cpu_sum_table.sh (or the command inside it).
 #include <benchmark/benchmark.h>
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 // workspace preallocated) for fp32/fp64, cub::DeviceReduce::TransformReduce (convert to float, then plus) for
 // fp16/bf16, and a plain vectorised read of the same bytes (the read ceiling). Timing: CUDA events around one call,
 // each repetition one call after two untimed warm-up calls; report the median over repetitions
-// (bench/cuda_sum_table.sh runs it and prints docs/PERFORMANCE.md's table). Inputs: 1 GiB (20x the H100's 50 MB L2),
+// (bench/bench_sum_table.sh runs it and prints docs/PERFORMANCE.md's table). Inputs: 1 GiB (20x the H100's 50 MB L2),
 // uniform in [-1, 1); latency rows at n = 2^16 and 2^20.
 #include <benchmark/benchmark.h>
 #include <cuda_bf16.h>

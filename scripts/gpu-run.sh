@@ -6,7 +6,7 @@
 #                the scans' and the reduce family's test programs in their quick mode (DETRED_GPU_TEST_QUICK=1, the
 #                cases beyond 2^31 elements left out); tools: $SANITIZERS (default memcheck)
 #   bars-sum     the canonical sum's bars: bench_sum_bars bars twice and tune 31 once (CUB in the same program), then
-#                bench_sum's 1 GiB table (tree_neumaier and the 16-bit inputs against CUB) by bench/cuda_sum_table.sh
+#                bench_sum's 1 GiB table (tree_neumaier and the 16-bit inputs against CUB) by bench/bench_sum_table.sh
 #   bars-exact   bench_exact 15: the exact sum on four data sets against CUB, and its 2^16 latency
 #   bars-scan    bench_scan 30, then bench_scan 25 tune (CUB and the copy interleaved with the candidates)
 #   bars-reduce  bench_reduce --reps 30 (CUB, and cuBLAS's dot where the machine has libcublas)
@@ -116,7 +116,7 @@ suite_bars_sum() {
     step "$log" 90 "bench_sum_bars tune 31" "$BIN/bench_sum_bars" tune 31
   fi
   if have bench_sum; then
-    step "$log" 150 "bench/cuda_sum_table.sh bench_sum" bash bench/cuda_sum_table.sh "$BIN/bench_sum"
+    step "$log" 150 "bench/bench_sum_table.sh bench_sum" bash bench/bench_sum_table.sh "$BIN/bench_sum"
   fi
 }
 
