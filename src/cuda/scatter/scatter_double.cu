@@ -1,0 +1,4 @@
+// The scattered and segmented sums of double values (detred/cuda/scatter.hpp), both index types.
+#include "src/cuda/scatter/scatter_host.cuh"
+
+DETRED_CUDA_SCATTER_INSTANTIATE(double)

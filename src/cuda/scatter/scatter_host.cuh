@@ -1,0 +1,259 @@
+// The host side of detred/cuda/scatter.hpp: argument checks, the workspace layout and the launches of
+// scatter_kernels.cuh and segment_kernels.cuh. Included by one .cu file a value type (scatter_<type>.cu), which
+// instantiates the calls for both index types.
+//
+// Workspace of scatter_add / index_add (slots = m * d): a 256-byte header, the slots' flags (4 bytes a slot), then
+// max_levels(n) words a slot (8 bytes for float outputs, 16 for double), level-major. max_levels(n) is the most levels
+// any data can need (scatter_levels.hpp); a call clears and reads only the levels its data use.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/scatter.hpp"
+#include "detred/cuda/workspace.hpp"
+#include "detred/errors.hpp"
+#include "src/cuda/scatter/scatter_kernels.cuh"
+#include "src/cuda/scatter/segment_kernels.cuh"
+
+namespace detred::cuda::detail {
+
+inline constexpr std::size_t scatter_align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+// Per-block copies of the levels when they fit, with the table, in the 48 KiB of shared memory a block may use without
+// opting in (256 slots at n = 2^26: 20 levels, 41 KiB).
+inline constexpr std::size_t scatter_private_bytes = 48 * 1024;
+
+struct scatter_layout {
+  std::size_t flags_offset, levels_offset, bytes;
+};
+
+template <class R>
+scatter_layout scatter_workspace_layout(std::uint64_t n, std::uint64_t slots) {
+  scatter_layout l;
+  l.flags_offset = 256;
+  l.levels_offset = l.flags_offset + scatter_align(slots * 4);
+  l.bytes =
+      l.levels_offset + scatter_align(std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>));
+  return l;
+}
+
+inline int scatter_sm_count() {
+  int device = 0, sms = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return sms;
+}
+
+inline void check_scatter_options(const scatter_options& o, const char* what) {
+  if (o.block_threads != 0 && (o.block_threads < 64 || o.block_threads > 1024 || o.block_threads % 32))
+    detred::detail::throw_invalid(what, "scatter_options.block_threads must be 0 or a multiple of 32 in [64, 1024]");
+  if (o.grid_blocks < 0) detred::detail::throw_invalid(what, "scatter_options.grid_blocks must be >= 0");
+}
+
+inline unsigned grid_for(std::uint64_t work, int threads, int per_sm, int requested) {
+  if (requested > 0) return unsigned(requested);
+  const std::uint64_t full = (work + threads - 1) / std::uint64_t(threads);
+  return unsigned(
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>(full, std::uint64_t(scatter_sm_count()) * per_sm)));
+}
+
+template <class T, class I>
+void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_source, const I* d_index,
+                  scatter_output_t<T>* d_out, std::uint64_t n, std::uint64_t m, std::uint64_t d, cudaStream_t stream,
+                  const scatter_options& options, const char* what) {
+  using R = scatter_output_t<T>;
+  check_scatter_options(options, what);
+  if (n > detred::detail::max_scatter_terms) detred::detail::throw_invalid(what, "n must be below 2^36");
+  if (d == 0 && n > 0) detred::detail::throw_invalid(what, "d must be >= 1");
+  const std::uint64_t slots = m * d;
+  const scatter_layout layout = scatter_workspace_layout<R>(n, slots);
+  if (workspace_query(d_workspace, workspace_bytes, layout.bytes, what)) return;
+  if (n > 0 && (d_source == nullptr || d_index == nullptr))
+    detred::detail::throw_invalid(what, "d_source or d_index is null");
+  if (slots > 0 && d_out == nullptr) detred::detail::throw_invalid(what, "d_out is null");
+  auto* base = static_cast<unsigned char*>(d_workspace);
+  auto* header = reinterpret_cast<scatter_header*>(base);
+  auto* flags = reinterpret_cast<std::uint32_t*>(base + layout.flags_offset);
+  auto* levels = reinterpret_cast<level_word<R>*>(base + layout.levels_offset);
+  check(cudaMemsetAsync(header, 0, sizeof(scatter_header), stream), "cudaMemsetAsync");
+  if (slots > 0 && n > 0) {  // n = 0 leaves out as it is, as the CPU twin does
+    const int width = detred::detail::level_width<R>(n);
+    const int threads = options.block_threads ? options.block_threads : 256;
+    const int per_sm = 2048 / threads;
+    const std::uint64_t count = n * d;
+    if (count > 0)
+      geometry_kernel<R>
+          <<<grid_for(count, threads, per_sm, options.grid_blocks), threads, 0, stream>>>(d_source, count, header);
+    clear_kernel<R>
+        <<<grid_for(std::uint64_t(detred::detail::max_levels<R>(n)) * slots, threads, per_sm, 0), threads, 0, stream>>>(
+            header, width, levels, flags, slots);
+    if (n > 0) {
+      constexpr std::size_t table_bytes = ((scatter_format<R>::max_field + 1) * 2 + 15) / 16 * 16;
+      const std::size_t private_bytes = std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>);
+      const bool privatise = private_bytes + table_bytes <= scatter_private_bytes;
+      const std::uint64_t work = d == 1 ? n : n * 32;
+      const unsigned grid = grid_for(work, threads, per_sm, options.grid_blocks);
+      const std::size_t shared = table_bytes + (privatise ? private_bytes : 0);
+      if (d == 1) {
+        if (privatise)
+          scatter_kernel<R, T, I, false, true>
+              <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+        else
+          scatter_kernel<R, T, I, false, false>
+              <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+      } else {
+        if (privatise)
+          scatter_kernel<R, T, I, true, true>
+              <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+        else
+          scatter_kernel<R, T, I, true, false>
+              <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+      }
+    }
+    finish_kernel<R>
+        <<<grid_for(slots, threads, per_sm, 0), threads, 0, stream>>>(header, width, levels, flags, d_out, slots);
+    if (count > 0)
+      zero_sign_kernel<R, T, I><<<grid_for(count, threads, per_sm, 0), threads, 0, stream>>>(header, d_source, d_index,
+                                                                                             n, m, d, flags, d_out);
+    check(cudaGetLastError(), what);
+  }
+  if (options.d_invalid_count != nullptr)
+    check(cudaMemcpyAsync(options.d_invalid_count, &header->invalid, sizeof(std::uint64_t), cudaMemcpyDeviceToDevice,
+                          stream),
+          "cudaMemcpyAsync");
+}
+
+inline void check_segment_options(const segment_options& o, const char* what) {
+  if (o.method != sum_method::tree && o.method != sum_method::exact)
+    detred::detail::throw_invalid(what, "segment_options.method must be sum_method::tree or sum_method::exact");
+  if (o.block_threads != 0 && (o.block_threads < 32 || o.block_threads > 256 || o.block_threads % 32))
+    detred::detail::throw_invalid(what, "segment_options.block_threads must be 0 or a multiple of 32 in [32, 256]");
+}
+
+template <class T, class Bounds>
+void launch_segments(const T* d_values, scatter_output_t<T>* d_out, std::uint64_t segments,
+                     const std::uint64_t* d_segments, Bounds bounds, cudaStream_t stream,
+                     const segment_options& options, const char* what) {
+  using R = scatter_output_t<T>;
+  if (segments == 0) return;
+  const int threads = options.block_threads ? options.block_threads : 256;
+  const int warps = threads / 32;
+  const unsigned grid =
+      unsigned(std::min<std::uint64_t>((segments + warps - 1) / warps, std::uint64_t(scatter_sm_count()) * 64));
+  if (options.method == sum_method::exact)
+    segment_kernel<R, T, true><<<grid, threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+  else
+    segment_kernel<R, T, false><<<grid, threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+  check(cudaGetLastError(), what);
+}
+
+template <class T, class I>
+void segment_sum_impl(void* d_workspace, std::size_t& workspace_bytes, const T* d_values, const I* d_offsets,
+                      scatter_output_t<T>* d_out, std::uint64_t segments, cudaStream_t stream,
+                      const segment_options& options) {
+  check_segment_options(options, "cuda::segment_sum");
+  if (workspace_query(d_workspace, workspace_bytes, 0, "cuda::segment_sum")) return;
+  if (segments > 0 && (d_offsets == nullptr || d_out == nullptr))
+    detred::detail::throw_invalid("cuda::segment_sum", "d_offsets or d_out is null");
+  launch_segments(d_values, d_out, segments, nullptr, csr_segments<I>{d_offsets}, stream, options, "cuda::segment_sum");
+}
+
+// reduce_by_key: CUB's run-length encoding (unique keys, run lengths, run count: integers, deterministic), an
+// exclusive sum of the lengths (the run starts), then the segments. Workspace: CUB's temporary storage and two arrays
+// of n indices.
+template <class T, class I>
+void reduce_by_key_impl(void* d_workspace, std::size_t& workspace_bytes, const I* d_keys, const T* d_values,
+                        I* d_unique_keys, scatter_output_t<T>* d_sums, std::uint64_t* d_run_count, std::uint64_t n,
+                        cudaStream_t stream, const segment_options& options) {
+  const char* what = "cuda::reduce_by_key";
+  check_segment_options(options, what);
+  if (n > std::uint64_t(INT64_MAX)) detred::detail::throw_invalid(what, "n is too large");
+  std::size_t encode_bytes = 0, scan_bytes = 0;
+  check(cub::DeviceRunLengthEncode::Encode(nullptr, encode_bytes, d_keys, d_unique_keys, static_cast<I*>(nullptr),
+                                           d_run_count, std::int64_t(n), stream),
+        "cub::DeviceRunLengthEncode::Encode");
+  check(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<I*>(nullptr), static_cast<I*>(nullptr),
+                                      std::int64_t(n), stream),
+        "cub::DeviceScan::ExclusiveSum");
+  const std::size_t temp = scatter_align(std::max(encode_bytes, scan_bytes));
+  const std::size_t array = scatter_align(std::size_t(n) * sizeof(I));
+  if (workspace_query(d_workspace, workspace_bytes, temp + 2 * array, what)) return;
+  if (d_run_count == nullptr) detred::detail::throw_invalid(what, "d_run_count is null");
+  if (n == 0) {
+    check(cudaMemsetAsync(d_run_count, 0, sizeof(std::uint64_t), stream), "cudaMemsetAsync");
+    return;
+  }
+  if (d_keys == nullptr || d_values == nullptr || d_unique_keys == nullptr || d_sums == nullptr)
+    detred::detail::throw_invalid(what, "d_keys, d_values, d_unique_keys or d_sums is null");
+  auto* base = static_cast<unsigned char*>(d_workspace);
+  I* lengths = reinterpret_cast<I*>(base + temp);
+  I* starts = reinterpret_cast<I*>(base + temp + array);
+  // Encode writes the lengths of the runs only; the scan reads all n (the rest, zeroed here, starts no run).
+  check(cudaMemsetAsync(lengths, 0, std::size_t(n) * sizeof(I), stream), "cudaMemsetAsync");
+  check(cub::DeviceRunLengthEncode::Encode(base, encode_bytes, d_keys, d_unique_keys, lengths, d_run_count,
+                                           std::int64_t(n), stream),
+        "cub::DeviceRunLengthEncode::Encode");
+  check(cub::DeviceScan::ExclusiveSum(base, scan_bytes, lengths, starts, std::int64_t(n), stream),
+        "cub::DeviceScan::ExclusiveSum");
+  launch_segments(d_values, d_sums, n, d_run_count, run_segments<I>{starts, d_run_count, n}, stream, options, what);
+}
+
+}  // namespace detred::cuda::detail
+
+namespace detred::cuda {
+
+template <class T, class I>
+void scatter_add(void* d_workspace, std::size_t& workspace_bytes, const T* d_values, const I* d_index,
+                 scatter_output_t<T>* d_out, std::uint64_t n, std::uint64_t m, cudaStream_t stream,
+                 const scatter_options& options) {
+  detail::scatter_rows(d_workspace, workspace_bytes, d_values, d_index, d_out, n, m, 1, stream, options,
+                       "cuda::scatter_add");
+}
+
+template <class T, class I>
+void index_add(void* d_workspace, std::size_t& workspace_bytes, const T* d_source, const I* d_index,
+               scatter_output_t<T>* d_out, std::uint64_t n, std::uint64_t m, std::uint64_t d, cudaStream_t stream,
+               const scatter_options& options) {
+  detail::scatter_rows(d_workspace, workspace_bytes, d_source, d_index, d_out, n, m, d, stream, options,
+                       "cuda::index_add");
+}
+
+template <class T, class I>
+void segment_sum(void* d_workspace, std::size_t& workspace_bytes, const T* d_values, const I* d_offsets,
+                 scatter_output_t<T>* d_out, std::uint64_t segments, cudaStream_t stream,
+                 const segment_options& options) {
+  detail::segment_sum_impl(d_workspace, workspace_bytes, d_values, d_offsets, d_out, segments, stream, options);
+}
+
+template <class T, class I>
+void reduce_by_key(void* d_workspace, std::size_t& workspace_bytes, const I* d_keys, const T* d_values,
+                   I* d_unique_keys, scatter_output_t<T>* d_sums, std::uint64_t* d_run_count, std::uint64_t n,
+                   cudaStream_t stream, const segment_options& options) {
+  detail::reduce_by_key_impl(d_workspace, workspace_bytes, d_keys, d_values, d_unique_keys, d_sums, d_run_count, n,
+                             stream, options);
+}
+
+}  // namespace detred::cuda
+
+// Explicit instantiations of the public calls for value type T and both index types.
+#define DETRED_CUDA_SCATTER_INSTANTIATE_INDEX(T, I)                                                                    \
+  template void scatter_add<T, I>(void*, std::size_t&, const T*, const I*, scatter_output_t<T>*, std::uint64_t,        \
+                                  std::uint64_t, cudaStream_t, const scatter_options&);                                \
+  template void index_add<T, I>(void*, std::size_t&, const T*, const I*, scatter_output_t<T>*, std::uint64_t,          \
+                                std::uint64_t, std::uint64_t, cudaStream_t, const scatter_options&);                   \
+  template void segment_sum<T, I>(void*, std::size_t&, const T*, const I*, scatter_output_t<T>*, std::uint64_t,        \
+                                  cudaStream_t, const segment_options&);                                               \
+  template void reduce_by_key<T, I>(void*, std::size_t&, const I*, const T*, I*, scatter_output_t<T>*, std::uint64_t*, \
+                                    std::uint64_t, cudaStream_t, const segment_options&);
+#define DETRED_CUDA_SCATTER_INSTANTIATE(T)               \
+  namespace detred::cuda {                               \
+  DETRED_CUDA_SCATTER_INSTANTIATE_INDEX(T, std::int32_t) \
+  DETRED_CUDA_SCATTER_INSTANTIATE_INDEX(T, std::int64_t) \
+  }

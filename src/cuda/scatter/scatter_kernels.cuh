@@ -1,0 +1,249 @@
+// The kernels of the exact scattered sums (scatter_add, index_add): the fixed-point levels of scatter_levels.hpp
+// filled by integer atomics (docs/SCATTER.md, "On the GPU"). Five launches on one stream:
+//   geometry_kernel   the smallest and largest effective field of the values (integer atomicMin/Max: exact);
+//   clear_kernel      zeroes the levels the geometry uses and the slots' flags;
+//   scatter_kernel    one term at a time: its level and shift from a per-block table, k added by an integer atomic
+//                     (float words: lanes of a warp that hit the same word add their k's first, exactly); or, for few
+//                     slots, into per-block copies of the levels in shared memory flushed by global atomics;
+//   finish_kernel     rounds each slot (slot_result: the CPU's code) and writes it over the prior value;
+//   zero_sign_kernel  only when some slot came out -0.0: a +0.0 or nonzero term there makes it +0.0 (IEEE).
+// Integer addition is associative and commutative, so no schedule, grid or atomic order can change a level's sum.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "detred/types/float_traits.hpp"
+#include "src/cuda/scatter/scatter_levels.hpp"
+
+namespace detred::cuda::detail {
+
+using detred::detail::level_word;
+using detred::detail::scatter_format;
+using detred::detail::scatter_geometry;
+
+// The workspace header: the geometry's atomics and the call's counters.
+struct scatter_header {
+  unsigned top;             // max effective field (0: none)
+  unsigned bottom_flipped;  // max of (max_field + 1 - effective field): the smallest field, as a maximum
+  unsigned zero_slots;      // nonzero when some slot's result is -0.0 (zero_sign_kernel has work)
+  unsigned unused;
+  unsigned long long invalid;  // contributions with an index outside [0, m)
+};
+
+inline constexpr std::uint32_t slot_provisional_negative_zero = 1u << 16;
+
+template <class R>
+__device__ __forceinline__ scatter_geometry read_geometry(const scatter_header* h, int width) {
+  const int top = int(h->top);
+  const int bottom = scatter_format<R>::max_field + 1 - int(h->bottom_flipped);
+  return detred::detail::make_geometry(bottom, top, width);
+}
+
+template <class R, class T>
+__device__ __forceinline__ typename scatter_format<R>::bits_type term_bits(T x) {
+  return detred::bits_of(widen<R>(x));
+}
+
+template <class R, class T>
+__global__ void geometry_kernel(const T* __restrict__ values, std::uint64_t count, scatter_header* h) {
+  unsigned top = 0, flipped = 0;
+  for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < count;
+       t += std::uint64_t(gridDim.x) * blockDim.x) {
+    const int f = detred::detail::effective_field<R>(term_bits<R>(values[t]));
+    if (f != 0) {
+      top = max(top, unsigned(f));
+      flipped = max(flipped, unsigned(scatter_format<R>::max_field + 1 - f));
+    }
+  }
+  top = __reduce_max_sync(0xffffffffu, top);
+  flipped = __reduce_max_sync(0xffffffffu, flipped);
+  if ((threadIdx.x & 31) == 0 && top != 0) {
+    atomicMax(&h->top, top);
+    atomicMax(&h->bottom_flipped, flipped);
+  }
+}
+
+template <class R>
+__global__ void clear_kernel(const scatter_header* h, int width, level_word<R>* levels, std::uint32_t* flags,
+                             std::uint64_t slots) {
+  const scatter_geometry g = read_geometry<R>(h, width);
+  const std::uint64_t words = std::uint64_t(g.levels) * slots;
+  const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
+  for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < words || t < slots; t += stride) {
+    if (t < words) levels[t] = level_word<R>{};
+    if (t < slots) flags[t] = 0;
+  }
+}
+
+// w += k with integer atomics (global or shared memory). The 128-bit word adds its low half, takes the carry out of
+// the value the atomic returns, and adds the high half plus the carry: every add's carry is counted once, so the
+// word ends at the exact sum mod 2^128 whatever the interleaving.
+template <class R>
+__device__ __forceinline__ void atomic_add_word(level_word<R>* w, const level_word<R>& k) {
+  if constexpr (scatter_format<R>::word_bits == 64) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&w->lo), (unsigned long long)k.lo);
+  } else {
+    const unsigned long long old = atomicAdd(reinterpret_cast<unsigned long long*>(&w->lo), (unsigned long long)k.lo);
+    const unsigned long long hi = k.hi + (old + k.lo < old ? 1ull : 0ull);
+    if (hi != 0) atomicAdd(reinterpret_cast<unsigned long long*>(&w->hi), hi);
+  }
+}
+
+// The per-block table: entry of effective field f = level << 8 | shift (scatter_levels.hpp, level_entry).
+template <class R>
+__device__ __forceinline__ void build_table(std::uint16_t* table, const scatter_geometry& g) {
+  for (int f = int(threadIdx.x); f <= scatter_format<R>::max_field; f += blockDim.x)
+    table[f] = f >= g.bottom && f <= g.top ? detred::detail::level_entry(g, f) : std::uint16_t(0);
+}
+
+// One lane's term, called by all 32 lanes together (warp-uniform). `ok`: the lane holds a term with a valid slot.
+// Private: levels in shared memory (`words`, slots apart), no warp aggregation; else global words with it.
+template <class R, bool Private>
+__device__ __forceinline__ void add_term(bool ok, std::uint64_t slot, typename scatter_format<R>::bits_type bits,
+                                         const std::uint16_t* table, level_word<R>* words, std::uint64_t slots,
+                                         std::uint32_t* flags) {
+  const auto parts = detred::detail::split_bits<R>(bits);
+  const bool special = parts.field > scatter_format<R>::max_field;
+  const bool finite_nonzero = !special && (parts.field != 0 || parts.fraction != 0);
+  if (ok && special) atomicOr(&flags[slot], detred::detail::special_flags<R>(parts));
+  const bool adds = ok && finite_nonzero;
+  level_word<R> k{};
+  int level = 0;
+  if (adds) {
+    const std::uint16_t entry = table[parts.field == 0 ? 1 : parts.field];
+    level = entry >> 8;
+    k = detred::detail::term_word<R>(parts, entry & 0xff);
+  }
+  level_word<R>* w = words + std::uint64_t(level) * slots + slot;
+  if constexpr (!Private && scatter_format<R>::word_bits == 64) {
+    // Lanes that add to the same word: the lowest adds the group's sum (exact: a subset's sum obeys the slot's bound).
+    const int lane = int(threadIdx.x & 31);
+    const unsigned long long key = adds ? (slot << 6 | unsigned(level)) : ~0ull - unsigned(lane);
+    const unsigned group = __match_any_sync(0xffffffffu, key);
+    const int leader = __ffs(group) - 1;
+    unsigned rest = adds && lane == leader ? group & ~(1u << lane) : 0u;
+    unsigned long long sum = k.lo;
+    while (__any_sync(0xffffffffu, rest != 0)) {
+      const int source = rest ? __ffs(rest) - 1 : lane;
+      const unsigned long long other = __shfl_sync(0xffffffffu, (unsigned long long)k.lo, source);
+      if (rest) {
+        sum += other;
+        rest &= rest - 1;
+      }
+    }
+    if (adds && lane == leader) atomicAdd(reinterpret_cast<unsigned long long*>(&w->lo), sum);
+  } else {
+    if (adds) atomic_add_word<R>(w, k);
+  }
+}
+
+// The scatter kernel. Rows = false: term t = values[t] into slot index[t] (d = 1). Rows = true: warp per source row
+// i, its d terms into slots index[i] * d + c. Private: `slots` words a level in dynamic shared memory (after the
+// table), flushed to the global levels at the end.
+template <class R, class T, class I, bool Rows, bool Private>
+__global__ void scatter_kernel(const T* __restrict__ values, const I* __restrict__ index, std::uint64_t n,
+                               std::uint64_t m, std::uint64_t d, scatter_header* h, int width,
+                               level_word<R>* __restrict__ levels, std::uint32_t* __restrict__ flags) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  constexpr int table_bytes = ((scatter_format<R>::max_field + 1) * 2 + 15) / 16 * 16;
+  std::uint16_t* table = reinterpret_cast<std::uint16_t*>(shared);
+  level_word<R>* local = reinterpret_cast<level_word<R>*>(shared + table_bytes);
+  const scatter_geometry g = read_geometry<R>(h, width);
+  build_table<R>(table, g);
+  const std::uint64_t slots = m * d;
+  if constexpr (Private) {
+    for (std::uint64_t t = threadIdx.x; t < std::uint64_t(g.levels) * slots; t += blockDim.x)
+      local[t] = level_word<R>{};
+  }
+  __syncthreads();
+  level_word<R>* words = Private ? local : levels;
+  const int lane = int(threadIdx.x & 31);
+  unsigned long long invalid = 0;
+  if constexpr (!Rows) {
+    const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); base < n; base += stride) {
+      const std::uint64_t t = base + lane;
+      bool ok = t < n;
+      std::uint64_t slot = 0;
+      typename scatter_format<R>::bits_type bits = 0;
+      if (ok) {
+        const I r = index[t];
+        bits = term_bits<R>(values[t]);
+        ok = r >= 0 && std::uint64_t(r) < m;
+        invalid += ok ? 0 : 1;
+        slot = ok ? std::uint64_t(r) : 0;
+      }
+      add_term<R, Private>(ok, slot, bits, table, words, slots, flags);
+    }
+  } else {
+    const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+    for (std::uint64_t i = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; i < n; i += warps) {
+      const I r = index[i];
+      const bool row_ok = r >= 0 && std::uint64_t(r) < m;
+      if (!row_ok) {
+        invalid += lane == 0 ? d : 0;
+        continue;  // warp-uniform
+      }
+      for (std::uint64_t c0 = 0; c0 < d; c0 += 32) {
+        const std::uint64_t c = c0 + lane;
+        const bool ok = c < d;
+        const auto bits = ok ? term_bits<R>(values[i * d + c]) : typename scatter_format<R>::bits_type(0);
+        add_term<R, Private>(ok, std::uint64_t(r) * d + (ok ? c : 0), bits, table, words, slots, flags);
+      }
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) invalid += __shfl_xor_sync(0xffffffffu, invalid, o);
+  if (lane == 0 && invalid != 0) atomicAdd(&h->invalid, invalid);
+  if constexpr (Private) {
+    __syncthreads();
+    for (std::uint64_t t = threadIdx.x; t < std::uint64_t(g.levels) * slots; t += blockDim.x) {
+      const level_word<R> w = local[t];
+      if (!detred::detail::is_zero_word<R>(w)) atomic_add_word<R>(levels + t, w);
+    }
+  }
+}
+
+template <class R>
+__global__ void finish_kernel(scatter_header* h, int width, const level_word<R>* __restrict__ levels,
+                              std::uint32_t* __restrict__ flags, R* __restrict__ out, std::uint64_t slots) {
+  const scatter_geometry g = read_geometry<R>(h, width);
+  bool zero = false;
+  for (std::uint64_t s = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots;
+       s += std::uint64_t(gridDim.x) * blockDim.x) {
+    const R result = detred::detail::slot_result<R>(levels + s, slots, g, out[s], flags[s]);
+    out[s] = result;
+    if (detred::bits_of(result) == detred::bits_of(-R(0))) {
+      flags[s] = slot_provisional_negative_zero;
+      zero = true;
+    }
+  }
+  if (__any_sync(0xffffffffu, zero) && (threadIdx.x & 31) == 0) atomicOr(&h->zero_slots, 1u);
+}
+
+// A slot left at -0.0 holds only -0.0 terms, or terms that cancelled exactly, or +0.0 terms (the levels cannot tell):
+// any term there other than -0.0 makes the exact zero +0.0. Returns at once when no slot is -0.0.
+template <class R, class T, class I>
+__global__ void zero_sign_kernel(const scatter_header* h, const T* __restrict__ values, const I* __restrict__ index,
+                                 std::uint64_t n, std::uint64_t m, std::uint64_t d,
+                                 const std::uint32_t* __restrict__ flags, R* out) {
+  if (h->zero_slots == 0) return;
+  const std::uint64_t count = n * d;
+  for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < count;
+       t += std::uint64_t(gridDim.x) * blockDim.x) {
+    const std::uint64_t i = t / d, c = t - i * d;
+    const I r = index[i];
+    if (r < 0 || std::uint64_t(r) >= m) continue;
+    const std::uint64_t slot = std::uint64_t(r) * d + c;
+    if (!(flags[slot] & slot_provisional_negative_zero)) continue;
+    if (term_bits<R>(values[t]) == detred::bits_of(-R(0))) continue;
+    // Every writer stores the same +0.0: an atomic exchange keeps the stores race-free.
+    if constexpr (sizeof(R) == 4)
+      atomicExch(reinterpret_cast<unsigned*>(out + slot), 0u);
+    else
+      atomicExch(reinterpret_cast<unsigned long long*>(out + slot), 0ull);
+  }
+}
+
+}  // namespace detred::cuda::detail
