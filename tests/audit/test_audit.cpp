@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,8 @@
 #include "detred/verify/generators.hpp"
 #include "permutation.hpp"
 #include "registry.hpp"
+#include "spread_plot.hpp"
+#include "svg_plot.hpp"
 
 namespace detred::audit {
 namespace {
@@ -180,3 +184,45 @@ TEST(AuditRunner, FailsAnExactAlgorithmThatIsNotCorrectlyRounded) {
 
 }  // namespace
 }  // namespace detred::audit
+
+namespace {
+// The plots' canvas fits its text (docs/AUDIT.md): with a row name of 90 characters and a long source name, the
+// left margin holds every row label (at 7 px a character, anchored at its right end) and the width holds the title
+// (9 px a character from the left margin); the legend of the sweep plot fits on the right.
+double attribute(const std::string& svg, const std::string& pattern) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(svg, m, std::regex(pattern))) << pattern;
+  return m.empty() ? 0 : std::stod(m[1].str());
+}
+
+TEST(AuditPlots, CanvasFitsLongRowNamesAndTitles) {
+  using namespace detred::audit;
+  input_report r;
+  r.source = std::string(120, 's');
+  r.n = 4;
+  r.condition_number = 10;
+  algorithm_report a;
+  a.name = "plugin/" + std::string(90, 'x');
+  a.guarantee = detred::determinism::exact;
+  a.distinct_ulps = {0};
+  a.error.relative = 1e-10;
+  r.results.push_back(a);
+  std::ostringstream spread;
+  write_spread_plot(spread, {r});
+  const std::string label = a.name + " (exact)";
+  const double label_end = attribute(spread.str(), "<text x=\"([0-9.]+)\"[^>]*text-anchor=\"end\">plugin/");
+  EXPECT_GE(label_end - 7.0 * double(label.size()), 0.0) << "the row label is cut on the left";
+  const double width = attribute(spread.str(), "<svg[^>]* width=\"([0-9.]+)\"");
+  const double title_x = attribute(spread.str(), "<text x=\"([0-9.]+)\" y=\"22\"");
+  EXPECT_GE(
+      width,
+      title_x +
+          9.0 * double(("Every distinct result over runs and configurations (f64, n = 4, " + r.source + ")").size()))
+      << "the title is cut on the right";
+  std::ostringstream sweep;
+  write_svg_plot(sweep, {r});
+  const double sweep_width = attribute(sweep.str(), "<svg[^>]* width=\"([0-9.]+)\"");
+  const double legend_x = attribute(sweep.str(), "<text x=\"([0-9.]+)\"[^>]*>plugin/");
+  EXPECT_GE(sweep_width, legend_x + 7.0 * double(a.name.size())) << "the legend is cut on the right";
+}
+}  // namespace

@@ -68,7 +68,16 @@ void write_spread_plot(std::ostream& out, const std::vector<input_report>& repor
     for (double u : a->distinct_ulps)
       if (std::isfinite(u)) reach = std::max(reach, std::ceil(std::fabs(symlog(u))));
 
-  const double row_h = 20, left = 250, right = 150, top = 70, bottom = 60, width = 1000;
+  // The canvas fits its text: the left margin the longest row label, the width the title (sans-serif at 12 px is
+  // at most about 7 px a character, at 15 px about 9), so no label or title is cut, however long the names.
+  const std::string title = "Every distinct result over runs and configurations (" + std::string(to_string(r.dtype)) +
+                            ", n = " + std::to_string(r.n) + ", " + r.source + ")";
+  std::size_t longest_label = 0;
+  for (const auto* a : rows)
+    longest_label = std::max(longest_label, a->name.size() + std::string(to_string(a->guarantee)).size() + 3);
+  const double row_h = 20, right = 150, top = 70, bottom = 60;
+  const double left = std::max(250.0, 7.0 * double(longest_label) + 24);
+  const double width = std::max(left + 600 + right, left + 9.0 * double(title.size()) + 20);
   const double gap = deterministic && deterministic < rows.size() ? 24 : 0;
   const double plot_h = row_h * double(rows.size()) + gap, height = top + plot_h + bottom;
   const double plot_w = width - left - right;
@@ -79,13 +88,10 @@ void write_spread_plot(std::ostream& out, const std::vector<input_report>& repor
   auto row_y = [&](std::size_t k) { return top + row_h * (double(k) + 0.5) + (k >= deterministic ? gap : 0); };
 
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << num(height)
-      << "\" viewBox=\"0 0 " << width << ' ' << num(height) << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
+      << "\" viewBox=\"0 0 " << num(width) << ' ' << num(height) << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out << "<text x=\"" << num(left) << "\" y=\"22\" font-size=\"15\">"
-      << escape("Every distinct result over runs and configurations (" + std::string(to_string(r.dtype)) +
-                ", n = " + std::to_string(r.n) + ", " + r.source + ")")
-      << "</text>\n";
+  out << "<text x=\"" << num(left) << "\" y=\"22\" font-size=\"15\">" << escape(title) << "</text>\n";
   out << "<text x=\"" << num(left)
       << "\" y=\"42\" fill=\"#555\">one dot per distinct bit pattern; right: distinct "
          "results / runs (repeats + configurations)</text>\n";

@@ -12,8 +12,10 @@ namespace detred::audit {
 
 namespace {
 
-constexpr double width = 900, height = 560;
-constexpr double left = 80, right = 220, top = 40, bottom = 60;  // margins; the legend sits in the right one
+// The smallest canvas and right margin (the legend's); write_svg_plot widens both to fit the longest name and the
+// title (sans-serif at 12 px is at most about 7 px a character, at 15 px about 9).
+constexpr double min_width = 900, height = 560;
+constexpr double left = 80, min_right = 220, top = 40, bottom = 60;
 
 const char* const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                                "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#000000", "#aec7e8"};
@@ -42,6 +44,15 @@ std::string escape(const std::string& text) {
 }  // namespace
 
 void write_svg_plot(std::ostream& out, const std::vector<input_report>& sweep) {
+  const std::string title = sweep.empty() ? std::string("detred-audit sweep")
+                                          : "Relative error of each sum vs condition number (" +
+                                                std::string(to_string(sweep.front().dtype)) +
+                                                ", n = " + std::to_string(sweep.front().n) + ")";
+  std::size_t longest_name = 0;
+  if (!sweep.empty())
+    for (const auto& a : sweep.front().results) longest_name = std::max(longest_name, a.name.size());
+  const double right = std::max(min_right, 46 + 7.0 * double(longest_name) + 10);
+  const double width = std::max({min_width - min_right + right, left + 9.0 * double(title.size()) + 20});
   // Axes in decades. Errors of exactly 0 are drawn on a band below the lowest decade, labelled "0".
   double x_max_decade = 1, y_min_decade = -17, y_max_decade = 0;
   for (const auto& r : sweep) {
@@ -66,13 +77,9 @@ void write_svg_plot(std::ostream& out, const std::vector<input_report>& sweep) {
   };
 
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" viewBox=\"0 0 " << width << ' ' << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << number(width) << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << number(width) << ' ' << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  const std::string title = sweep.empty() ? std::string("detred-audit sweep")
-                                          : "Relative error of each sum vs condition number (" +
-                                                std::string(to_string(sweep.front().dtype)) +
-                                                ", n = " + std::to_string(sweep.front().n) + ")";
   out << "<text x=\"" << number(left) << "\" y=\"24\" font-size=\"15\">" << escape(title) << "</text>\n";
 
   // Grid and tick labels, one per decade (every other one when crowded).
