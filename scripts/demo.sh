@@ -6,5 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build --target detred-audit
+# The tool alone: it links no CUDA code, so this compiles no kernel. The GPU rows (a module the tool loads for
+# --device gpu|all, built where nvcc is) only when a GPU run is asked for.
+targets=(detred-audit)
+for a in "$@"; do case $a in --device=gpu | --device=all | gpu | all) targets+=(detred-audit-gpu) ;; esac; done
+cmake --build build --target "${targets[@]}"
 build/verify/audit/detred-audit "$@"

@@ -11,9 +11,6 @@
 #include "audit.hpp"
 #include "json_writer.hpp"
 #include "registry.hpp"
-#ifdef DETRED_AUDIT_HAS_CUDA
-#include "gpu_algorithms.hpp"
-#endif
 #endif
 
 namespace detred::python {
@@ -25,8 +22,8 @@ std::string audit_json(nb::handle x, std::vector<std::string> algorithms, const 
   array_view v;
   import_array(x, "array", v);
   if (!is_floating(v.type))
-    throw_type_error("array", std::string("the audit reads float16, bfloat16, float32 or float64, got ") +
-                                  dtype_name(v.type));
+    throw_type_error("array",
+                     std::string("the audit reads float16, bfloat16, float32 or float64, got ") + dtype_name(v.type));
   if (v.size() == 0) throw_value_error("array", "the audit needs at least one element");
   if (device != "cpu" && device != "gpu" && device != "all")
     throw_value_error("device", "expected 'cpu', 'gpu' or 'all', got '" + device + "'");
@@ -41,12 +38,10 @@ std::string audit_json(nb::handle x, std::vector<std::string> algorithms, const 
   registry.selection = algorithms;
   std::string gpu_name;
   if (registry.gpu) {
-    if (!audit::has_gpu_backend())
-      throw_value_error("device", "'" + device + "': this build has no CUDA backend (no nvcc when it was built)");
-#ifdef DETRED_AUDIT_HAS_CUDA
+    std::string why;
+    if (!audit::has_gpu_backend(&why)) throw_value_error("device", "'" + device + "': " + why);
     if (audit::gpu_device_count() == 0) throw_value_error("device", "'" + device + "': no CUDA device is visible");
     gpu_name = audit::gpu_description();
-#endif
   }
   const auto known = audit::all_algorithm_names();
   for (const auto& a : algorithms) {
@@ -74,8 +69,11 @@ std::string audit_json(nb::handle x, std::vector<std::string> algorithms, const 
     throw_value_error("algorithms", std::string("none of them runs on a ") + dtype_name(v.type) + " array on device '" +
                                         device + "'");
   const int status = audit::any_failure(reports) ? 1 : 0;
-  const audit::run_description run{
-      .version = DETRED_PY_VERSION, .command_line = "detred.audit()", .gpu = gpu_name, .sweep = false, .exit_status = status};
+  const audit::run_description run{.version = DETRED_PY_VERSION,
+                                   .command_line = "detred.audit()",
+                                   .gpu = gpu_name,
+                                   .sweep = false,
+                                   .exit_status = status};
   std::ostringstream out;
   audit::write_json(out, reports, run);
   return out.str();

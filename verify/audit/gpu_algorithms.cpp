@@ -12,10 +12,10 @@
 
 namespace detred::audit {
 
-int gpu_device_count() { return detred::cuda::device_count(); }
+int cuda_device_count() { return detred::cuda::device_count(); }
 
-std::string gpu_description() {
-  if (gpu_device_count() == 0) return "";
+std::string cuda_device_description() {
+  if (cuda_device_count() == 0) return "";
   const auto d = detred::cuda::describe_device(0);
   return d.name + " (sm_" + std::to_string(d.compute_capability_major) + std::to_string(d.compute_capability_minor) +
          ", " + std::to_string(d.multiprocessors) + " SMs)";
@@ -181,7 +181,6 @@ std::vector<algorithm<T>> gpu_algorithms(const std::shared_ptr<gpu_session>& ses
       table.push_back(gpu_entry<double, T>(method, "@f64", session));
   }
   table.push_back(gpu_entry<default_acc, T>(sum_method::exact, "", session));  // docs/EXACT.md
-  // The atomic baselines and the kernel ladder variants join here, one entry each.
   return table;
 }
 

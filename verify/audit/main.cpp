@@ -281,13 +281,11 @@ int run(const cli_options& o, const std::string& command_line) {
   registry.thread_counts = o.threads;
   registry.selection = o.algorithms;
   if (registry.gpu) {
-    if (!audit::has_gpu_backend())
-      throw usage_error{"--device " + o.device + ": this detred-audit was built without the CUDA backend (no nvcc)"};
-#ifdef DETRED_AUDIT_HAS_CUDA
+    std::string why;
+    if (!audit::has_gpu_backend(&why)) throw usage_error{"--device " + o.device + ": " + why};
     if (audit::gpu_device_count() == 0)
       throw usage_error{"--device " + o.device + ": no CUDA device is visible (driver missing or no GPU)"};
     gpu_name = audit::gpu_description();
-#endif
   }
   check_selection(registry, o);
 

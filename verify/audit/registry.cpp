@@ -3,20 +3,21 @@
 #include <algorithm>
 
 #include "baseline_algorithms.hpp"
+#include "gpu_rows_module.hpp"
 #include "plugins.hpp"
-
-#ifdef DETRED_AUDIT_HAS_CUDA
-#include "gpu_algorithms.hpp"
-#endif
 
 namespace detred::audit {
 
-bool has_gpu_backend() {
-#ifdef DETRED_AUDIT_HAS_CUDA
-  return true;
-#else
-  return false;
-#endif
+bool has_gpu_backend(std::string* why) { return gpu_rows(why) != nullptr; }
+
+int gpu_device_count() {
+  const gpu_rows_module* m = gpu_rows();
+  return m ? m->device_count() : 0;
+}
+
+std::string gpu_description() {
+  const gpu_rows_module* m = gpu_rows();
+  return m ? m->description() : std::string{};
 }
 
 // The rows asked for (device and --algorithms), plus the twin of every such row that has one: a cpu_gpu promise is
@@ -25,12 +26,8 @@ bool has_gpu_backend() {
 template <floating_input T>
 std::vector<algorithm<T>> make_registry(const registry_options& options) {
   std::vector<algorithm<T>> table = cpu_algorithms<T>(options.thread_counts);
-#ifdef DETRED_AUDIT_HAS_CUDA
-  if (options.gpu) {
-    auto gpu = gpu_algorithms<T>(make_gpu_session());
-    table.insert(table.end(), gpu.begin(), gpu.end());
-  }
-#endif
+  if (options.gpu)
+    if (const gpu_rows_module* m = gpu_rows()) detred_rows_of<T> (*m)(table);  // gpu/tree, gpu/exact, ...
   registry_options baselines = options;
   baselines.cpu = true;
   append_baseline_algorithms(table, baselines);  // detred::baselines: the rows without detred's promises
