@@ -17,5 +17,5 @@ python=/usr/bin/python3
 [[ -x build/venv/bin/python ]] || "$python" -m venv build/venv
 build/venv/bin/python -m pip install -q --disable-pip-version-check scikit-build-core nanobind pytest hypothesis numpy ml_dtypes
 build/venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation \
-  -C cmake.define.DETRED_CUDA=OFF -C build-dir=build/python .
+  --config-settings=cmake.define.DETRED_CUDA=OFF --config-settings=build-dir=build/python .
 build/venv/bin/python -m pytest -q python/tests
