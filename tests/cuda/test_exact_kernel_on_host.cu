@@ -519,6 +519,37 @@ TEST(CudaExactKernelOnHost, SplitFormKeepsTheValueAndItsBounds) {
   }
 }
 
+// The window edges through the whole kernel emulation, with the lowest bit of the result set: a term B = 1.5 * 2^E
+// sets the thread's window (its top field), then y = (1 + 2^-(p-1)) 2^f (its lowest bit set) and c = -1.5 * 2^f, and
+// -B; the sum y + c = -(2^(p-2) - 1) 2^(f - p + 1) has an odd significand, so a window that keeps only the upper bits
+// of y (or takes a term it should leave to the slow path) changes the rounded result. f runs over every distance
+// 0 .. 260 binades below the top, which holds each window's last field accepted and first refused (binary64: the
+// extracted levels' span, the slow path below it; binary32: the bins), for tops in the middle, high and low.
+template <class T>
+void expect_window_edges_keep_the_lowest_bit(int top_exponent) {
+  constexpr int p = std::same_as<T, double> ? 53 : 24;
+  constexpr int lowest = std::same_as<T, double> ? -1022 : -126;
+  for (int d = 0; d <= 260; ++d) {
+    const int f = top_exponent - d;
+    if (f < lowest) break;
+    const T big = T(std::ldexp(1.5, top_exponent)), y = T(std::ldexp(1.0 + std::ldexp(1.0, 1 - p), f)),
+            c = T(-std::ldexp(1.5, f));
+    const std::string what =
+        std::string("window edge: top 2^") + std::to_string(top_exponent) + ", term 2^" + std::to_string(f);
+    for (const std::vector<T>& x : {std::vector<T>{big, y, c, -big}, std::vector<T>{y, big, -big, c}}) {
+      exact_state<T> s;
+      s.add(x.data(), x.size());
+      ASSERT_EQ(double(s.template rounded<T>()), double(y) + double(c)) << what;
+      expect_emulated_exact<double, T>(x, what.c_str());
+    }
+  }
+}
+
+TEST(CudaExactKernelOnHost, WindowEdgesKeepTheLowestBit) {
+  for (int top : {0, 600, 1000, -700}) expect_window_edges_keep_the_lowest_bit<double>(top);
+  for (int top : {0, 100, 127, -60}) expect_window_edges_keep_the_lowest_bit<float>(top);
+}
+
 TEST(CudaExactKernelOnHost, HalfWidensExactly) {
   for (unsigned h = 0; h < 65536; ++h) {
     const float f = half::from_bits(std::uint16_t(h)).to_float();
