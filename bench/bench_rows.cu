@@ -216,6 +216,98 @@ void bench_norms(float* x, float* y) {
            copy_gbs, "copy");
   }
 }
+
+// A workspace of the bytes `call` asks for in its size query (call(d_workspace, bytes)), kept for the timed calls.
+template <class Call>
+bench::device_buffer<unsigned char> workspace_for(const Call& call, std::size_t& bytes) {
+  call(nullptr, bytes);
+  return bench::device_buffer<unsigned char>(bytes);
+}
+
+// The bars of the row family's forward + backward passes, each against the copy ceiling of the bytes it must move
+// (x read and out written by a forward; dy and x (y) read and dx written by a backward; the weight and statistics
+// vectors are not counted). The PyTorch peers are measured from Python.
+void bench_gradients(float* x, float* y) {
+  using detred::bfloat16;
+  bench::device_buffer<float> w_buffer(2 * 4096), stats_buffer(2 * 16384), grad_buffer(2 * 4096);
+  auto* wb = reinterpret_cast<bfloat16*>(w_buffer.get());
+  float *stats = stats_buffer.get(), *grads = grad_buffer.get();
+  bench::fill_uniform(wb, 2 * 4096, 9);
+  {  // RMSNorm and LayerNorm forward + backward, bf16 [16384 x 4096].
+    const std::uint64_t rows = 16384, c = 4096, n = rows * c;
+    auto* xb = reinterpret_cast<bfloat16*>(x);
+    auto* dyb = xb + n;
+    auto* outb = reinterpret_cast<bfloat16*>(y);
+    auto* dxb = outb + n;
+    bench::fill_uniform(xb, 2 * n, 3);
+    const detred::row_shape shape = detred::dense_rows(rows, c);
+    const double tensor = double(n) * 2;
+    const double copy_gbs = 2 * tensor / median_ms([&] { bench::copy_bytes(xb, outb, std::size_t(tensor)); }) / 1e6;
+    report("copy, bf16 16384 x 4096 (r+w)", 2 * tensor, 2 * tensor / copy_gbs / 1e6, copy_gbs, "copy");
+    std::size_t rms_bytes = 0, ln_bytes = 0;
+    const auto rms_backward = [&](void* ws, std::size_t& bytes) {
+      detred::cuda::rmsnorm_backward(ws, bytes, dyb, xb, wb, stats, dxb, grads, shape);
+    };
+    const auto ln_backward = [&](void* ws, std::size_t& bytes) {
+      detred::cuda::layernorm_backward(ws, bytes, dyb, xb, wb, stats, stats + rows, dxb, grads, grads + c, shape);
+    };
+    const auto rms_ws = workspace_for(rms_backward, rms_bytes);
+    const auto ln_ws = workspace_for(ln_backward, ln_bytes);
+    report("detred::cuda::rmsnorm_forward + backward bf16 16384 x 4096", 5 * tensor, median_ms([&] {
+             detred::cuda::rmsnorm_forward(no_workspace(), zero_bytes, xb, wb, outb, stats, shape);
+             rms_backward(rms_ws.get(), rms_bytes);
+           }),
+           copy_gbs, "copy");
+    report("detred::cuda::rmsnorm_backward bf16 16384 x 4096", 3 * tensor,
+           median_ms([&] { rms_backward(rms_ws.get(), rms_bytes); }), copy_gbs, "copy");
+    report("detred::cuda::layernorm_forward + backward bf16 16384 x 4096", 5 * tensor, median_ms([&] {
+             detred::cuda::layernorm_forward(no_workspace(), zero_bytes, xb, wb, wb + c, outb, stats, stats + rows,
+                                             shape);
+             ln_backward(ln_ws.get(), ln_bytes);
+           }),
+           copy_gbs, "copy");
+    report("detred::cuda::layernorm_backward bf16 16384 x 4096", 3 * tensor,
+           median_ms([&] { ln_backward(ln_ws.get(), ln_bytes); }), copy_gbs, "copy");
+  }
+  {  // log_softmax forward (and backward), a vocabulary-sized row: [16384 x 32768], bf16 and fp32 (2 GiB a tensor).
+    const std::uint64_t rows = 16384, c = 32768, n = rows * c;
+    const detred::row_shape shape = detred::dense_rows(rows, c);
+    bench::device_buffer<float> in(n), out(n);
+    bench::fill_uniform(in.get(), n, 4);
+    const double copy_gbs = 2.0 * n * 4 / median_ms([&] { bench::copy_bytes(in.get(), out.get(), n * 4); }) / 1e6;
+    report("copy, fp32 16384 x 32768 (r+w)", 2.0 * n * 4, 2.0 * n * 4 / copy_gbs / 1e6, copy_gbs, "copy");
+    report("detred::cuda::log_softmax_forward fp32 16384 x 32768", 2.0 * n * 4, median_ms([&] {
+             detred::cuda::log_softmax_forward(no_workspace(), zero_bytes, in.get(), out.get(), shape);
+           }),
+           copy_gbs, "copy");
+    auto* ib = reinterpret_cast<bfloat16*>(in.get());
+    auto* ob = reinterpret_cast<bfloat16*>(out.get());
+    bench::fill_uniform(ib, 2 * n, 5);
+    report("detred::cuda::log_softmax_forward bf16 16384 x 32768", 2.0 * n * 2,
+           median_ms([&] { detred::cuda::log_softmax_forward(no_workspace(), zero_bytes, ib, ob, shape); }), copy_gbs,
+           "copy");
+    report("detred::cuda::log_softmax_backward bf16 16384 x 32768", 3.0 * n * 2,
+           median_ms([&] { detred::cuda::log_softmax_backward(no_workspace(), zero_bytes, ib, ib + n, ob, shape); }),
+           copy_gbs, "copy");
+  }
+  {  // Causal softmax [B=8, NH=12, T=1024] (rows of 1 .. 1024 elements, the lower triangle moves): bf16 and fp32.
+    const std::uint64_t t_len = 1024, rows = 8 * 12 * t_len;
+    const detred::row_shape shape{rows, t_len, t_len, nullptr, t_len};
+    const double moved = 2.0 * 8 * 12 * (double(t_len) * (t_len + 1) / 2);
+    auto* xb = reinterpret_cast<bfloat16*>(x);
+    auto* yb = reinterpret_cast<bfloat16*>(y);
+    bench::fill_uniform(x, rows * t_len, 6);
+    report("detred::cuda::softmax_forward causal fp32 8x12x1024x1024", moved * 4,
+           median_ms([&] { detred::cuda::softmax_forward(no_workspace(), zero_bytes, x, y, shape); }), 0, "");
+    bench::fill_uniform(xb, rows * t_len, 7);
+    report("detred::cuda::softmax_forward causal bf16 8x12x1024x1024", moved * 2,
+           median_ms([&] { detred::cuda::softmax_forward(no_workspace(), zero_bytes, xb, yb, shape); }), 0, "");
+    report("detred::cuda::softmax_backward causal bf16 8x12x1024x1024", moved * 3, median_ms([&] {
+             detred::cuda::softmax_backward(no_workspace(), zero_bytes, yb, xb, xb + rows * t_len, shape);
+           }),
+           0, "");
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -290,5 +382,6 @@ int main(int argc, char** argv) {
   }
   std::printf("copy ceiling %.1f GB/s (for the norms)\n", copy_gbs);
   bench_norms(x, y);
+  bench_gradients(x, y);
   return 0;
 }

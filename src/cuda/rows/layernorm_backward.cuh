@@ -1,0 +1,135 @@
+// The kernels behind cuda::layernorm_backward (include/detred/cuda/norms.hpp): one warp per row (grid-stride) takes the
+// row's two sums, sum(g) and sum(g xhat) with g = w dy, in one canonical tree (norms::sum_pair through warp_row_root)
+// and writes dx by norms::layernorm_dx; dweight and dbias are two column reductions canonical over the rows
+// (src/cuda/rows/columns.cuh), one after the other on the stream, sharing the workspace's chunk roots.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "detred/cuda/error.hpp"
+#include "detred/cuda/norms.hpp"
+#include "detred/cuda/warp/row_warp.cuh"
+#include "detred/cuda/workspace.hpp"
+#include "detred/norms.hpp"
+#include "detred/rows/gradient_formulas.hpp"
+#include "src/cuda/rows/columns.cuh"
+#include "src/cuda/rows/norms.cuh"
+#include "src/cuda/rows/row_elements.cuh"
+#include "src/cuda/rows/row_kernels.cuh"
+
+namespace detred::cuda::detail {
+
+template <class T>
+struct layernorm_dx_writer {
+  const T *dy, *x, *w;
+  T* dx;
+  float mean, rstd, mean_g, mean_gxhat;
+  __device__ void scalar(std::uint64_t i) const {
+    dx[i] = norms::layernorm_dx(dy[i], x[i], w[i], mean, rstd, mean_g, mean_gxhat);
+  }
+  template <int V>
+  __device__ void vector(std::uint64_t i) const {
+    T eg[V], ex[V], ew[V], eo[V];
+    load_vector(dy + i, eg), load_vector(x + i, ex), load_vector(w + i, ew);
+#pragma unroll
+    for (int k = 0; k < V; ++k) eo[k] = norms::layernorm_dx(eg[k], ex[k], ew[k], mean, rstd, mean_g, mean_gxhat);
+    store_vector(dx + i, eo);
+  }
+};
+
+// Aligned: dy, x, dx rows and weight start 16-byte aligned (vector loads and stores).
+template <class T, bool Aligned>
+__global__ void __launch_bounds__(256)
+    layernorm_dx_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,
+                        const float* __restrict__ mean, const float* __restrict__ rstd, std::uint64_t rows,
+                        std::uint64_t c, std::uint64_t stride, T* __restrict__ dx) {
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const T* g = dy + t * stride;
+    const T* xr = x + t * stride;
+    const float m = mean[t], rs = rstd[t];
+    const norms::sum_pair s =
+        warp_row_root<norms::sum_pair, T, Aligned>(g, c, norms::layernorm_backward_leaf<T>{w, xr, m, rs});
+    const float mean_g = s.first / float(c), mean_gxhat = s.second / float(c);
+    for_each_in_row<T, Aligned>(c, layernorm_dx_writer<T>{g, xr, w, dx + t * stride, m, rs, mean_g, mean_gxhat});
+  }
+}
+
+// The dweight leaves dy xhat of row t, CW columns at a time.
+template <class T>
+struct layernorm_dweight_columns {
+  const T* dy;
+  const T* x;
+  const float* mean;
+  const float* rstd;
+  std::uint64_t stride;
+  template <int CW, bool Vector>
+  __device__ __forceinline__ void load(std::uint64_t t, std::uint64_t j, float (&v)[CW]) const {
+    float a[CW], b[CW];
+    load_columns<T, CW, Vector>(dy + t * stride + j, a);
+    load_columns<T, CW, Vector>(x + t * stride + j, b);
+    const float m = mean[t], r = rstd[t];
+#pragma unroll
+    for (int i = 0; i < CW; ++i) v[i] = norms::layernorm_dweight_leaf(a[i], b[i], m, r);
+  }
+};
+
+}  // namespace detred::cuda::detail
+
+namespace detred::cuda {
+
+template <class T>
+void layernorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T* d_dy, const T* d_x, const T* d_weight,
+                        const float* d_mean, const float* d_rstd, T* d_dx, float* d_dweight, float* d_dbias,
+                        const row_shape& shape, cudaStream_t stream, const row_options& options) {
+  constexpr const char* what = "cuda::layernorm_backward";
+  const std::uint64_t rows = shape.rows, c = shape.cols, stride = shape.stride;
+  detail::check_single_method(options, what);
+  detred::detail::check_full_rows_shape(shape, what);
+  detail::check_row_length_limit(shape, what);
+  // The column reductions run with the default column options: their bits do not depend on them.
+  const column_options columns{};
+  if (detail::workspace_query(d_workspace, workspace_bytes, detail::column_workspace_bytes(rows, c, columns), what))
+    return;
+  if (c == 0) return;
+  if (rows > 0)
+    for (const auto& [p, name] : {std::pair<const void*, const char*>{d_dy, "d_dy"},
+                                  {d_x, "d_x"},
+                                  {d_weight, "d_weight"},
+                                  {d_mean, "d_mean"},
+                                  {d_rstd, "d_rstd"},
+                                  {d_dx, "d_dx"}})
+      detail::check_pointer(p, what, name);
+  detail::check_pointer(d_dweight, what, "d_dweight");
+  detail::check_pointer(d_dbias, what, "d_dbias");
+  if (rows > 0) {
+    const int threads = detail::row_threads(options);
+    const unsigned grid = detail::row_grid(rows, options, threads);
+    const bool aligned = detail::rows_aligned<T>(d_dy, stride) && detail::rows_aligned<T>(d_x, stride) &&
+                         detail::rows_aligned<T>(d_dx, stride) && detail::rows_aligned<T>(d_weight, 0);
+    if (aligned)
+      detail::layernorm_dx_kernel<T, true>
+          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx);
+    else
+      detail::layernorm_dx_kernel<T, false>
+          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx);
+    check(cudaGetLastError(), what);
+  }
+  const bool vector = detail::rows_aligned<T>(d_dy, stride) && detail::rows_aligned<T>(d_x, stride);
+  detail::launch_column_reduce<T>(detail::layernorm_dweight_columns<T>{d_dy, d_x, d_mean, d_rstd, stride}, rows, c,
+                                  vector, d_dweight, d_workspace, stream, columns, what);
+  detail::launch_column_reduce<T>(detail::matrix_columns<T>{d_dy, stride}, rows, c, vector, d_dbias, d_workspace,
+                                  stream, columns, what);
+}
+
+}  // namespace detred::cuda
+
+#define DETRED_INSTANTIATE_LAYERNORM_BACKWARD(T)                                                                     \
+  template void detred::cuda::layernorm_backward<T>(void*, std::size_t&, const T*, const T*, const T*, const float*, \
+                                                    const float*, T*, float*, float*, const detred::row_shape&,      \
+                                                    cudaStream_t, const detred::cuda::row_options&);

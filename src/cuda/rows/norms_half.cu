@@ -1,0 +1,5 @@
+// LayerNorm, RMSNorm and softmax of half inputs (src/cuda/rows/norms.cuh), compiled apart so the types build in
+// parallel.
+#include "src/cuda/rows/norms.cuh"
+
+DETRED_INSTANTIATE_NORMS(detred::half)
