@@ -120,6 +120,9 @@ fi
 for p in "${programs[@]}"; do
   strip -o "carry/bin/$(basename "$p")" "$p"
 done
+# detred-audit's GPU rows module, beside the tool as the tool looks for it (verify/audit/gpu_rows_module.hpp).
+audit_gpu=$(find "$build" -type f -name libdetred-audit-gpu.so | head -1)
+[ -z "$audit_gpu" ] || strip -o carry/bin/libdetred-audit-gpu.so "$audit_gpu"
 cp -P /usr/lib/x86_64-linux-gnu/libbenchmark.so.1* carry/bin/ 2>/dev/null ||
   echo "gpu-carry.sh: libbenchmark.so.1 not found: bench_sum will not start there" >&2
 {

@@ -47,7 +47,8 @@ __device__ __forceinline__ typename scatter_format<R>::bits_type term_bits(T x) 
 }
 
 template <class R, class T>
-__global__ void geometry_kernel(const T* __restrict__ values, std::uint64_t count, scatter_header* h) {
+__global__ void __launch_bounds__(1024)
+    geometry_kernel(const T* __restrict__ values, std::uint64_t count, scatter_header* h) {
   unsigned top = 0, flipped = 0;
   for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < count;
        t += std::uint64_t(gridDim.x) * blockDim.x) {
@@ -66,8 +67,8 @@ __global__ void geometry_kernel(const T* __restrict__ values, std::uint64_t coun
 }
 
 template <class R>
-__global__ void clear_kernel(const scatter_header* h, int width, level_word<R>* levels, std::uint32_t* flags,
-                             std::uint64_t slots) {
+__global__ void __launch_bounds__(1024)
+    clear_kernel(const scatter_header* h, int width, level_word<R>* levels, std::uint32_t* flags, std::uint64_t slots) {
   const scatter_geometry g = read_geometry<R>(h, width);
   const std::uint64_t words = std::uint64_t(g.levels) * slots;
   const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
@@ -143,9 +144,10 @@ __device__ __forceinline__ void add_term(bool ok, std::uint64_t slot, typename s
 // i, its d terms into slots index[i] * d + c. Private: `slots` words a level in dynamic shared memory (after the
 // table), flushed to the global levels at the end.
 template <class R, class T, class I, bool Rows, bool Private>
-__global__ void scatter_kernel(const T* __restrict__ values, const I* __restrict__ index, std::uint64_t n,
-                               std::uint64_t m, std::uint64_t d, scatter_header* h, int width,
-                               level_word<R>* __restrict__ levels, std::uint32_t* __restrict__ flags) {
+__global__ void __launch_bounds__(1024)
+    scatter_kernel(const T* __restrict__ values, const I* __restrict__ index, std::uint64_t n, std::uint64_t m,
+                   std::uint64_t d, scatter_header* h, int width, level_word<R>* __restrict__ levels,
+                   std::uint32_t* __restrict__ flags) {
   extern __shared__ __align__(16) unsigned char shared[];
   constexpr int table_bytes = ((scatter_format<R>::max_field + 1) * 2 + 15) / 16 * 16;
   std::uint16_t* table = reinterpret_cast<std::uint16_t*>(shared);
@@ -206,8 +208,9 @@ __global__ void scatter_kernel(const T* __restrict__ values, const I* __restrict
 }
 
 template <class R>
-__global__ void finish_kernel(scatter_header* h, int width, const level_word<R>* __restrict__ levels,
-                              std::uint32_t* __restrict__ flags, R* __restrict__ out, std::uint64_t slots) {
+__global__ void __launch_bounds__(1024)
+    finish_kernel(scatter_header* h, int width, const level_word<R>* __restrict__ levels,
+                  std::uint32_t* __restrict__ flags, R* __restrict__ out, std::uint64_t slots) {
   const scatter_geometry g = read_geometry<R>(h, width);
   bool zero = false;
   for (std::uint64_t s = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots;
@@ -225,9 +228,10 @@ __global__ void finish_kernel(scatter_header* h, int width, const level_word<R>*
 // A slot left at -0.0 holds only -0.0 terms, or terms that cancelled exactly, or +0.0 terms (the levels cannot tell):
 // any term there other than -0.0 makes the exact zero +0.0. Returns at once when no slot is -0.0.
 template <class R, class T, class I>
-__global__ void zero_sign_kernel(const scatter_header* h, const T* __restrict__ values, const I* __restrict__ index,
-                                 std::uint64_t n, std::uint64_t m, std::uint64_t d,
-                                 const std::uint32_t* __restrict__ flags, R* out) {
+__global__ void __launch_bounds__(1024)
+    zero_sign_kernel(const scatter_header* h, const T* __restrict__ values, const I* __restrict__ index,
+                     std::uint64_t n, std::uint64_t m, std::uint64_t d, const std::uint32_t* __restrict__ flags,
+                     R* out) {
   if (h->zero_slots == 0) return;
   const std::uint64_t count = n * d;
   for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < count;
