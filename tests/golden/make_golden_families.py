@@ -10,8 +10,8 @@ written. exp, log and 1/sqrt are the correctly rounded values (Python's math lib
 to binary32): detred::specified's functions are correctly rounded except within 2^-50 of a midpoint, which none of
 these inputs meets (the test would say so). It shares no code with detred.
 
-tests/test_golden_families.cpp regenerates the same inputs (tests/golden/golden_inputs.hpp) and requires detred's
-bits to equal these. Run this only on purpose, when canonical_order_version is bumped:
+tests/test_golden_bits.cpp regenerates the same inputs (its splitmix_values, written from this file's) and requires
+detred's bits to equal these. Run this only on purpose, when canonical_order_version is bumped:
     python3 tests/golden/make_golden_families.py > tests/golden/canonical_families.txt
 Line format: family input accumulation case output bits[,bits...]  (hex of the output type's bit patterns).
 """
