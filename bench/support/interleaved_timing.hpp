@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "detred/cuda/error.hpp"
 #include "detred/cuda/detail/tuning.hpp"
+#include "detred/cuda/error.hpp"
 
 namespace detred::bench {
 

@@ -87,9 +87,12 @@ bool parse_format(const char* format, Py_ssize_t itemsize, dtype_id& out, bool& 
     case 'i':
     case 'l':
     case 'q':
-      if (itemsize == 4) out = dtype_id::i32;
-      else if (itemsize == 8) out = dtype_id::i64;
-      else return false;
+      if (itemsize == 4)
+        out = dtype_id::i32;
+      else if (itemsize == 8)
+        out = dtype_id::i64;
+      else
+        return false;
       return true;
     default:
       return false;
@@ -100,18 +103,25 @@ bool parse_dlpack(nb::dlpack::dtype dt, dtype_id& out) {
   if (dt.lanes != 1) return false;
   switch (nb::dlpack::dtype_code(dt.code)) {
     case nb::dlpack::dtype_code::Float:
-      if (dt.bits == 16) out = dtype_id::f16;
-      else if (dt.bits == 32) out = dtype_id::f32;
-      else if (dt.bits == 64) out = dtype_id::f64;
-      else return false;
+      if (dt.bits == 16)
+        out = dtype_id::f16;
+      else if (dt.bits == 32)
+        out = dtype_id::f32;
+      else if (dt.bits == 64)
+        out = dtype_id::f64;
+      else
+        return false;
       return true;
     case nb::dlpack::dtype_code::Bfloat:
       out = dtype_id::bf16;
       return dt.bits == 16;
     case nb::dlpack::dtype_code::Int:
-      if (dt.bits == 32) out = dtype_id::i32;
-      else if (dt.bits == 64) out = dtype_id::i64;
-      else return false;
+      if (dt.bits == 32)
+        out = dtype_id::i32;
+      else if (dt.bits == 64)
+        out = dtype_id::i64;
+      else
+        return false;
       return true;
     default:
       return false;
@@ -200,7 +210,8 @@ bool import_numpy(nb::handle x, const char* name, array_view& v) {
     type_error(name, "expected " + std::string(supported) + " elements, got a numpy array of dtype " +
                          text_of(nb::object(x.attr("dtype"))));
   }
-  if (big_endian) type_error(name, "big-endian arrays are not supported: convert with x.astype(x.dtype.newbyteorder('='))");
+  if (big_endian)
+    type_error(name, "big-endian arrays are not supported: convert with x.astype(x.dtype.newbyteorder('='))");
   if (v.buffer.ndim > max_ndim) value_error(name, "more than 64 dimensions");
   v.fw = framework::numpy;
   v.device_type = device_cpu;
@@ -273,8 +284,9 @@ void import_array(nb::handle x, const char* name, array_view& v) {
   v.device_id = a.device_id();
   if (v.device_type != device_cpu && v.device_type != 3 /* kDLCUDAHost: pinned host memory */) {
     if (v.device_type == device_cuda)
-      value_error(name, "a CUDA array: this build of detred has no CUDA backend for Python yet "
-                        "(detred.cuda_available() is False); copy it to the CPU first");
+      value_error(name,
+                  "a CUDA array: this build of detred has no CUDA backend for Python yet "
+                  "(detred.cuda_available() is False); copy it to the CPU first");
     value_error(name, "an array on DLPack device type " + std::to_string(v.device_type) +
                           ", which detred does not support (CPU only in this build)");
   }
@@ -356,9 +368,10 @@ nb::object export_result(result_buffer&& r, const array_view& like) {
 nb::object export_scalar(double value, dtype_id type, const array_view& like) {
   if (like.fw == framework::numpy) {
     numpy_cache& np = numpy_objects();
-    PyObject* t = type == dtype_id::f32 ? np.float32 : type == dtype_id::f16 ? np.float16
-                                                      : type == dtype_id::bf16 ? np.bfloat16
-                                                                               : np.float64;
+    PyObject* t = type == dtype_id::f32    ? np.float32
+                  : type == dtype_id::f16  ? np.float16
+                  : type == dtype_id::bf16 ? np.bfloat16
+                                           : np.float64;
     if (t == Py_None) t = np.float32;  // bfloat16 without ml_dtypes: cannot happen for numpy inputs
     // Every value passed here is exactly representable in `type`: the conversion is exact.
     return nb::steal(PyObject_CallOneArg(t, nb::float_(value).ptr()));

@@ -63,9 +63,9 @@ class array_view {
   ~array_view();
 
   // Internal state, set by import_array.
-  nb::object owner;             // keeps the producer's memory alive (a bfloat16 array's uint16 view)
-  nb::ndarray<nb::ro> dlpack;   // the DLPack path (every framework but numpy)
-  Py_buffer buffer{};           // the buffer-protocol path (numpy)
+  nb::object owner;            // keeps the producer's memory alive (a bfloat16 array's uint16 view)
+  nb::ndarray<nb::ro> dlpack;  // the DLPack path (every framework but numpy)
+  Py_buffer buffer{};          // the buffer-protocol path (numpy)
   bool has_buffer = false;
   std::vector<std::byte> copy;  // the contiguous copy of a strided input
 };
@@ -92,7 +92,7 @@ nb::object export_result(result_buffer&& r, const array_view& like);
 
 // A scalar of the input's framework (numpy scalar for numpy inputs; a 0-d tensor/array otherwise).
 nb::object export_scalar(double value, dtype_id type, const array_view& like);
-nb::object export_scalar_int(std::int64_t value, dtype_id type, const array_view& like);  // i32 / i64
+nb::object export_scalar_int(std::int64_t value, dtype_id type, const array_view& like);   // i32 / i64
 nb::object export_scalar_bits(std::uint16_t bits, dtype_id type, const array_view& like);  // f16 / bf16
 
 // The bfloat16 numpy type of ml_dtypes, or an invalid handle when ml_dtypes is not installed.

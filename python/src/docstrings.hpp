@@ -7,13 +7,13 @@ namespace detred::python::doc {
 
 #define DETRED_PY_ARRAYS                                                                                              \
   "\n\nArrays: any array that speaks DLPack (numpy, PyTorch, JAX, CuPy) on the CPU; float16, bfloat16 (ml_dtypes or " \
-  "torch), float32, float64. A non-contiguous array is copied first (same values, same bits). The result is of the " \
+  "torch), float32, float64. A non-contiguous array is copied first (same values, same bits). The result is of the "  \
   "input's framework: a numpy scalar or array for numpy input, a tensor for a torch tensor. CUDA arrays raise "       \
-  "ValueError until the CUDA backend is bound (detred.cuda_available()).\n"                                          \
+  "ValueError until the CUDA backend is bound (detred.cuda_available()).\n"                                           \
   "axis: None (every element, C order), -1 (the last axis: the batch-invariant row reduction, leading dimensions "    \
   "are the batch) or 0 (the column reduction). Every output is the reduction of its own slice alone: "                \
   "f(x, axis=-1)[r] == f(x[r]) and f(x, axis=0)[j] == f(x[:, j]) bit for bit, whatever the other rows.\n"             \
-  "dtype: the accumulation and result type, float32 or float64 (default: float32 for 16- and 32-bit inputs, "        \
+  "dtype: the accumulation and result type, float32 or float64 (default: float32 for 16- and 32-bit inputs, "         \
   "float64 for float64). Narrowing (float64 input, float32 dtype) raises TypeError."
 
 inline constexpr const char* sum =
@@ -31,7 +31,8 @@ inline constexpr const char* sum =
     "Every method is run_to_run reproducible. Empty input: -0.0 (the IEEE identity of addition). NaN propagates and "
     "is returned as the canonical NaN; Inf and overflow follow IEEE arithmetic in the stated order (exact: +-Inf "
     "exactly when |s| >= MAX + ulp(MAX)/2). axis=-1 and axis=0 accept every method; rows with 'tree' or "
-    "'tree_neumaier' in float32 are computed as detred::row_sum computes them (the twin of the CUDA kernel)." DETRED_PY_ARRAYS;
+    "'tree_neumaier' in float32 are computed as detred::row_sum computes them (the twin of the CUDA "
+    "kernel)." DETRED_PY_ARRAYS;
 
 inline constexpr const char* prod =
     "prod(x, axis=None, *, dtype=None)\n\n"
@@ -45,8 +46,8 @@ inline constexpr const char* norm =
     "overflows or underflows before the result itself must. The same bits for every thread count. NaN if any input "
     "is NaN, else +Inf if any is infinite. Empty: +0.0." DETRED_PY_ARRAYS;
 
-#define DETRED_PY_EXTREMA                                                                                             \
-  " IEEE 754-2019 semantics: exact, so order-independent (the same bits on every thread count and device). "          \
+#define DETRED_PY_EXTREMA                                                                                    \
+  " IEEE 754-2019 semantics: exact, so order-independent (the same bits on every thread count and device). " \
   "Inputs also int32 and int64. axis as for sum; there is no dtype: the result has the input's type."
 
 inline constexpr const char* min =
@@ -75,7 +76,8 @@ inline constexpr const char* logsumexp =
     "log(sum exp(x_i)) in one pass over the canonical order (detred::logsumexp_accumulator merged as "
     "detred::row_logsumexp does; exp and log from detred::specified, the same bits on every machine and on the GPU): "
     "batch-invariant for axis=-1. -Inf for an empty slice or only -Inf inputs, +Inf if any input is +Inf, canonical "
-    "NaN if any is NaN. Accuracy: a few ulps of the accumulation type for moderate n (no proven bound)." DETRED_PY_ARRAYS;
+    "NaN if any is NaN. Accuracy: a few ulps of the accumulation type for moderate n (no proven "
+    "bound)." DETRED_PY_ARRAYS;
 
 inline constexpr const char* mean =
     "mean(x, axis=None, *, dtype=None)\n\n"

@@ -27,8 +27,9 @@ class exact_state {
       using T = typename std::remove_cvref_t<decltype(t)>::type;
       if constexpr (std::is_same_v<T, double>) {
         if (!is_double_)
-          throw_type_error("x", "a float32 ExactAccumulator takes float16, bfloat16 and float32 arrays; use "
-                                "ExactAccumulator('float64') for float64 data");
+          throw_type_error("x",
+                           "a float32 ExactAccumulator takes float16, bfloat16 and float32 arrays; use "
+                           "ExactAccumulator('float64') for float64 data");
         run_maybe_released(v.size(), [&] { d_.add(v.as<T>(), v.size()); });
       } else if (is_double_) {
         run_maybe_released(v.size(), [&] { d_.add(v.as<T>(), v.size()); });
@@ -40,8 +41,8 @@ class exact_state {
 
   void merge(const exact_state& other) {
     if (other.is_double_ != is_double_)
-      throw_type_error("other", std::string("a ") + other.dtype() + " ExactAccumulator cannot merge into a " +
-                                    dtype() + " one (different layouts)");
+      throw_type_error("other", std::string("a ") + other.dtype() + " ExactAccumulator cannot merge into a " + dtype() +
+                                    " one (different layouts)");
     if (is_double_)
       d_.merge(other.d_);
     else
@@ -103,7 +104,8 @@ bool layout_of(nb::handle dtype) {
 }
 
 nb::object value_of(const exact_state& s, nb::handle dtype) {
-  const dtype_id t = dtype.is_none() ? (s.is_double() ? dtype_id::f64 : dtype_id::f32) : parse_float_dtype(dtype, "dtype");
+  const dtype_id t =
+      dtype.is_none() ? (s.is_double() ? dtype_id::f64 : dtype_id::f32) : parse_float_dtype(dtype, "dtype");
   array_view numpy_like;  // results are numpy scalars
   switch (t) {
     case dtype_id::f16:
@@ -137,8 +139,9 @@ void bind_exact_accumulator(nb::module_& m) {
       .def(
           "__init__", [](exact_state* self, nb::handle dtype) { new (self) exact_state(layout_of(dtype)); },
           "dtype"_a = nb::str("float64"))
-      .def("add", &exact_state::add, "x"_a.none(),
-           "Adds every element of x exactly (any shape; CPU arrays). float64 data needs the float64 layout (TypeError).")
+      .def(
+          "add", &exact_state::add, "x"_a.none(),
+          "Adds every element of x exactly (any shape; CPU arrays). float64 data needs the float64 layout (TypeError).")
       .def("merge", &exact_state::merge, "other"_a,
            "Adds every term `other` holds: the state then equals one that accumulated both inputs. Same layout only "
            "(TypeError).")

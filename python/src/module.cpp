@@ -29,8 +29,9 @@ sum_method parse_method(nb::handle method) {
   const std::string_view name(text, std::size_t(size));
   for (sum_method m : all_sum_methods)
     if (to_string(m) == name) return m;
-  throw_value_error("method", "unknown method '" + std::string(name) +
-                                  "'; expected one of sequential, pairwise, kahan, neumaier, tree, tree_neumaier, exact");
+  throw_value_error("method",
+                    "unknown method '" + std::string(name) +
+                        "'; expected one of sequential, pairwise, kahan, neumaier, tree, tree_neumaier, exact");
 }
 
 namespace {
@@ -49,11 +50,16 @@ std::string dtype_like_name(nb::handle dtype) {
 }
 
 bool name_to_dtype(const std::string& name, dtype_id& out) {
-  if (name == "float32" || name == "f4" || name == "<f4" || name == "single") out = dtype_id::f32;
-  else if (name == "float64" || name == "f8" || name == "<f8" || name == "double" || name == "float") out = dtype_id::f64;
-  else if (name == "float16" || name == "f2" || name == "<f2" || name == "half") out = dtype_id::f16;
-  else if (name == "bfloat16") out = dtype_id::bf16;
-  else return false;
+  if (name == "float32" || name == "f4" || name == "<f4" || name == "single")
+    out = dtype_id::f32;
+  else if (name == "float64" || name == "f8" || name == "<f8" || name == "double" || name == "float")
+    out = dtype_id::f64;
+  else if (name == "float16" || name == "f2" || name == "<f2" || name == "half")
+    out = dtype_id::f16;
+  else if (name == "bfloat16")
+    out = dtype_id::bf16;
+  else
+    return false;
   return true;
 }
 
@@ -66,8 +72,9 @@ dtype_id parse_accumulation(nb::handle dtype, dtype_id input, const char* functi
   if (!name_to_dtype(name, acc) || (acc != dtype_id::f32 && acc != dtype_id::f64))
     throw_type_error("dtype", std::string(function) + " accumulates in float32 or float64, got " + name);
   if (acc == dtype_id::f32 && input == dtype_id::f64)
-    throw_type_error("dtype", "float32 cannot hold every float64 input exactly (narrowing would round every term "
-                              "and void the error bound); use float64");
+    throw_type_error("dtype",
+                     "float32 cannot hold every float64 input exactly (narrowing would round every term "
+                     "and void the error bound); use float64");
   return acc;
 }
 
@@ -105,7 +112,8 @@ namespace py = detred::python;
 NB_MODULE(_detred, m) {
   m.doc() = "detred's extension module: deterministic, accurate reductions (docs/PYTHON.md).";
   m.attr("__version__") = DETRED_PY_VERSION;
-  m.attr("sum_methods") = nb::make_tuple("sequential", "pairwise", "kahan", "neumaier", "tree", "tree_neumaier", "exact");
+  m.attr("sum_methods") =
+      nb::make_tuple("sequential", "pairwise", "kahan", "neumaier", "tree", "tree_neumaier", "exact");
 
   m.def(
       "cuda_available", []() { return false; },

@@ -125,13 +125,15 @@ nb::object sum_fn(nb::handle x, nb::handle axis, nb::handle method, nb::handle d
             if (l.kind == layout::last && m == sum_method::tree) {
               using Acc = plain_accumulator<float>;
               for (std::uint64_t r = 0; r < l.rows; ++r)
-                out[r] = canonicalize_nan(canonical_row_root<Acc>(p + r * l.cols, l.cols, widened_leaf<Acc>{}).result());
+                out[r] =
+                    canonicalize_nan(canonical_row_root<Acc>(p + r * l.cols, l.cols, widened_leaf<Acc>{}).result());
               return;
             }
             if (l.kind == layout::last && m == sum_method::tree_neumaier) {
               using Acc = neumaier_accumulator<float>;
               for (std::uint64_t r = 0; r < l.rows; ++r)
-                out[r] = canonicalize_nan(canonical_row_root<Acc>(p + r * l.cols, l.cols, widened_leaf<Acc>{}).result());
+                out[r] =
+                    canonicalize_nan(canonical_row_root<Acc>(p + r * l.cols, l.cols, widened_leaf<Acc>{}).result());
               return;
             }
           }
@@ -174,7 +176,8 @@ nb::object prod_or_norm_fn(nb::handle x, nb::handle axis, nb::handle dtype) {
   });
 }
 
-// ---- min, max, argmin, argmax -----------------------------------------------------------------------------------------
+// ---- min, max, argmin, argmax
+// -----------------------------------------------------------------------------------------
 template <class F>
 decltype(auto) visit_extremum(const array_view& v, F&& f) {
   switch (v.type) {
@@ -191,7 +194,10 @@ enum class extremum { min, max, argmin, argmax };
 
 template <extremum E>
 nb::object extremum_fn(nb::handle x, nb::handle axis) {
-  constexpr const char* name = E == extremum::min ? "min" : E == extremum::max ? "max" : E == extremum::argmin ? "argmin" : "argmax";
+  constexpr const char* name = E == extremum::min      ? "min"
+                               : E == extremum::max    ? "max"
+                               : E == extremum::argmin ? "argmin"
+                                                       : "argmax";
   array_view v;
   import_array(x, "x", v);
   const layout l = parse_axis(axis, v);
@@ -267,8 +273,9 @@ nb::object statistic_fn(nb::handle x, nb::handle axis, nb::handle dtype, std::in
         throw_type_error("dtype", "narrowing accumulation");
       } else {
         if (S != row_statistic::logsumexp && std::is_same_v<A, float> && reduced_length(l) > (std::uint64_t{1} << 24))
-          throw_value_error("x", std::string(name) + " in float32 counts exactly to 2^24 elements a slice; pass "
-                                                     "dtype=float64 for longer ones");
+          throw_value_error("x", std::string(name) +
+                                     " in float32 counts exactly to 2^24 elements a slice; pass "
+                                     "dtype=float64 for longer ones");
         result_buffer r(acc, l.out_ndim, l.out_shape);
         run_maybe_released(v.size(), [&] {
           reduce_layout(v.as<T>(), l, r.as<A>(), [&](const T* s, std::uint64_t n) -> A {
@@ -349,8 +356,8 @@ void bind_reductions(nb::module_& m) {
         return statistic_fn<row_statistic::mean>(x, axis, dtype, 0);
       },
       "x"_a.none(), "axis"_a = nb::none(), nb::kw_only(), "dtype"_a = nb::none(), doc::mean);
-  m.def("var", &statistic_fn<row_statistic::var>, "x"_a.none(), "axis"_a = nb::none(), nb::kw_only(), "dtype"_a = nb::none(),
-        "ddof"_a = 0, doc::var);
+  m.def("var", &statistic_fn<row_statistic::var>, "x"_a.none(), "axis"_a = nb::none(), nb::kw_only(),
+        "dtype"_a = nb::none(), "ddof"_a = 0, doc::var);
   m.def("cumsum", &cumsum_fn, "x"_a.none(), nb::kw_only(), "exclusive"_a = false, "dtype"_a = nb::none(), doc::cumsum);
 }
 

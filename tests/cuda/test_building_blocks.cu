@@ -12,10 +12,10 @@
 
 #include "detred/accumulators/accumulator.hpp"
 #include "detred/cuda/block/block_reduce.cuh"
-#include "detred/cuda/warp/warp_reduce.cuh"
-#include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
+#include "detred/cuda/warp/warp_reduce.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/reduce.hpp"
 #include "tests/support/device_array.hpp"
 #include "tests/support/type_pairs.hpp"

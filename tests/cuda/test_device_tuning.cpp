@@ -80,8 +80,9 @@ TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
 TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   const tuning base{};
   const tuning_parse_result r = parse_tuning_overrides(
-      base, "sum.block_threads=128,,sum.depth=2,scan.threads4=128,scan.items4=16,scan.threads8=256,scan.items8=32,"
-            "scan.prefetch=264");
+      base,
+      "sum.block_threads=128,,sum.depth=2,scan.threads4=128,scan.items4=16,scan.threads8=256,scan.items8=32,"
+      "scan.prefetch=264");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.value.sum.block_threads, 128);
   EXPECT_EQ(r.value.sum.pass_depth, 2);
@@ -94,10 +95,11 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   EXPECT_TRUE(same(parse_tuning_overrides(base, "").value, base));
   // The keys of knobs no device class uses are unknown keys.
   for (const char* bad :
-       {"sum.block_threads=48", "sum.block_threads=512", "sum.depth=3", "sum.depth=0", "sum.rows=8", "sum.max_tiles=8",
-        "sum.grid_per_sm=2", "sum.spread=0", "sum.prefetch=3", "sum.early=0", "sum.two_pass=1", "scan.items4=64",
-        "scan.threads8=512", "scan.init=memset", "scan.swept=0", "scan.prefetch=4097", "scan.prefetch",
-        "scan.prefetch=-1", "scan.prefetch=2x", "=1", "sum.depth=2,bogus=1"}) {
+       {"sum.block_threads=48", "sum.block_threads=512", "sum.depth=3",       "sum.depth=0",      "sum.rows=8",
+        "sum.max_tiles=8",      "sum.grid_per_sm=2",     "sum.spread=0",      "sum.prefetch=3",   "sum.early=0",
+        "sum.two_pass=1",       "scan.items4=64",        "scan.threads8=512", "scan.init=memset", "scan.swept=0",
+        "scan.prefetch=4097",   "scan.prefetch",         "scan.prefetch=-1",  "scan.prefetch=2x", "=1",
+        "sum.depth=2,bogus=1"}) {
     const tuning_parse_result b = parse_tuning_overrides(base, bad);
     EXPECT_FALSE(b.ok) << bad;
     EXPECT_TRUE(same(b.value, base)) << bad;  // the good token before a bad one is not applied either
@@ -153,9 +155,9 @@ TEST(DeviceTuning, SumPolicyTakesTheTuningAndTheCallerWins) {
 TEST(DeviceTuning, SumOptionsOutOfRangeAreRefused) {
   EXPECT_NO_THROW(validate(sum_options{}));
   EXPECT_NO_THROW(validate(sum_options{.block_threads = 32, .grid_blocks = 1, .tiles_per_chunk = 16}));
-  for (const sum_options& bad : {sum_options{.block_threads = 48}, sum_options{.block_threads = 288},
-                                 sum_options{.grid_blocks = -1}, sum_options{.tiles_per_chunk = 3},
-                                 sum_options{.tiles_per_chunk = 32}}) {
+  for (const sum_options& bad :
+       {sum_options{.block_threads = 48}, sum_options{.block_threads = 288}, sum_options{.grid_blocks = -1},
+        sum_options{.tiles_per_chunk = 3}, sum_options{.tiles_per_chunk = 32}}) {
     try {
       validate(bad);
       ADD_FAILURE() << "accepted";
@@ -165,7 +167,8 @@ TEST(DeviceTuning, SumOptionsOutOfRangeAreRefused) {
   }
 }
 
-// scan_config.hpp, choose_scan_config: defaults from scan_tuning by value size; the caller's fields win; 32 x 32 refused.
+// scan_config.hpp, choose_scan_config: defaults from scan_tuning by value size; the caller's fields win; 32 x 32
+// refused.
 TEST(DeviceTuning, ScanPolicyTakesTheTuningAndTheCallerWins) {
   scan_options c = choose_scan_config({}, 4);
   EXPECT_EQ(c.block_threads, 256);
