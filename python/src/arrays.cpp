@@ -1,5 +1,7 @@
 #include "arrays.hpp"
 
+#include "cuda_backend.hpp"
+
 #include <cstring>
 #include <string_view>
 
@@ -273,6 +275,11 @@ nb::handle bfloat16_numpy_type() {
 
 void import_array(nb::handle x, const char* name, array_view& v) {
   if (import_numpy(x, name, v)) return;
+#ifdef DETRED_PY_HAS_CUDA
+  if (cuda_backend::import_native(x, name, v)) return;  // PyTorch and CuPy CUDA arrays, read in place
+  const framework fw = framework_of(x);
+  if (fw == framework::jax && nb::hasattr(x, "block_until_ready")) x.attr("block_until_ready")();
+#endif
   if (!nb::try_cast(x, v.dlpack, false)) {
     type_error(name, "expected an array that supports DLPack (numpy, PyTorch, CuPy, JAX), got " + python_type_name(x));
   }
@@ -282,11 +289,31 @@ void import_array(nb::handle x, const char* name, array_view& v) {
                          std::to_string(a.dtype().code) + " with " + std::to_string(a.dtype().bits) + " bits");
   v.device_type = a.device_type();
   v.device_id = a.device_id();
+#ifdef DETRED_PY_HAS_CUDA
+  if (v.device_type == device_cuda) {
+    // Another framework's CUDA array (JAX, any DLPack producer): read in place, contiguous only; the call is
+    // synchronous (cuda_backend.hpp).
+    if (a.ndim() > std::size_t(max_ndim)) value_error(name, "more than 64 dimensions");
+    v.fw = fw;
+    v.ndim = int(a.ndim());
+    std::int64_t strides[max_ndim];
+    const std::size_t item = dtype_size(v.type);
+    for (int d = 0; d < v.ndim; ++d) {
+      v.shape[d] = std::int64_t(a.shape(d));
+      strides[d] = a.stride(d) * std::int64_t(item);
+    }
+    if (!c_contiguous(v.ndim, v.shape.data(), strides, item))
+      value_error(name, "a non-contiguous CUDA array: detred reads CUDA arrays in place; pass a contiguous copy");
+    v.data = a.data();
+    v.owner = nb::borrow(x);
+    return;
+  }
+#endif
   if (v.device_type != device_cpu && v.device_type != 3 /* kDLCUDAHost: pinned host memory */) {
     if (v.device_type == device_cuda)
       value_error(name,
-                  "a CUDA array: this build of detred has no CUDA backend for Python yet "
-                  "(detred.cuda_available() is False); copy it to the CPU first");
+                  "a CUDA array, but this build of detred has no CUDA backend (it was built without nvcc; "
+                  "detred.cuda_available() is False): copy it to the CPU first");
     value_error(name, "an array on DLPack device type " + std::to_string(v.device_type) +
                           ", which detred does not support (CPU only in this build)");
   }

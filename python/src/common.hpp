@@ -90,5 +90,6 @@ nb::object finish(result_buffer&& r, const array_view& like);
 void bind_reductions(nb::module_& m);
 void bind_exact_accumulator(nb::module_& m);
 void bind_audit(nb::module_& m);
+void bind_benchmark_hooks(nb::module_& m);
 
 }  // namespace detred::python

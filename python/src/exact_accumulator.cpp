@@ -8,6 +8,14 @@
 #include "common.hpp"
 #include "detred/accumulators/exact.hpp"
 
+#ifdef DETRED_PY_HAS_CUDA
+#include <vector>
+
+#include "cuda_backend.hpp"
+#include "detred/cuda/sum.hpp"
+#include "src/cuda/exact/exact_sum.hpp"
+#endif
+
 namespace detred::python {
 namespace {
 
@@ -22,6 +30,12 @@ class exact_state {
   void add(nb::handle x) {
     array_view v;
     import_array(x, "x", v);
+#ifdef DETRED_PY_HAS_CUDA
+    if (v.device_type == device_cuda) {
+      add_on_device(v);
+      return;
+    }
+#endif
     // exact_accumulator::add, one thread: the parallel kernel's state (detail::exact_state_n) is not public API.
     visit_float(v, "ExactAccumulator.add", [&](auto t) {
       using T = typename std::remove_cvref_t<decltype(t)>::type;
@@ -38,6 +52,60 @@ class exact_state {
       }
     });
   }
+
+#ifdef DETRED_PY_HAS_CUDA
+  // A CUDA array: the GPU's exact state of its elements (the kernel of cuda::sum's exact method, not rounded),
+  // brought to the host and merged: the same state as adding the elements here. The call waits for the array's
+  // stream. A float64 accumulator given float16/bfloat16/float32 data (another layout) copies the data to the host.
+  void add_on_device(const array_view& v) {
+    visit_float(v, "ExactAccumulator.add", [&](auto t) {
+      using T = typename std::remove_cvref_t<decltype(t)>::type;
+      using state = exact_accumulator_for<T>;
+      if constexpr (std::is_same_v<T, double>) {
+        if (!is_double_)
+          throw_type_error("x",
+                           "a float32 ExactAccumulator takes float16, bfloat16 and float32 arrays; use "
+                           "ExactAccumulator('float64') for float64 data");
+      }
+      const std::uint64_t n = v.size();
+      cuda_backend::call_site site(v);
+      if (std::is_same_v<T, double> == is_double_) {
+        constexpr int L = state::limb_count;
+        cuda::sum_options options;
+        options.method = sum_method::exact;
+        cuda_backend::workspace ws(site, cuda::detail::sum_workspace_size(n, options));
+        cuda_backend::workspace d_state(site, (L + 2) * sizeof(long long));
+        cuda::detail::launch_exact_state(v.as<T>(), n, static_cast<long long*>(d_state.data()), ws.data(),
+                                         site.stream());
+        long long host[L + 2];
+        {
+          nb::gil_scoped_release release;
+          cuda_backend::check(cudaMemcpyAsync(host, d_state.data(), sizeof host, cudaMemcpyDeviceToHost, site.stream()),
+                              "cudaMemcpyAsync");
+          cuda_backend::check(cudaStreamSynchronize(site.stream()), "cudaStreamSynchronize");
+        }
+        state one;
+        for (int k = 0; k < L; ++k) one.set_raw(k, host[k]);
+        one.set_count(std::uint64_t(host[L]), std::uint32_t(host[L + 1]), 1);
+        if constexpr (std::is_same_v<T, double>)
+          d_.merge(one);
+        else
+          f_.merge(one);
+      } else {
+        std::vector<T> host(n);
+        {
+          nb::gil_scoped_release release;
+          if (n > 0)
+            cuda_backend::check(
+                cudaMemcpyAsync(host.data(), v.data, n * sizeof(T), cudaMemcpyDeviceToHost, site.stream()),
+                "cudaMemcpyAsync");
+          cuda_backend::check(cudaStreamSynchronize(site.stream()), "cudaStreamSynchronize");
+        }
+        run_maybe_released(n, [&] { d_.add(host.data(), n); });
+      }
+    });
+  }
+#endif
 
   void merge(const exact_state& other) {
     if (other.is_double_ != is_double_)
@@ -139,9 +207,10 @@ void bind_exact_accumulator(nb::module_& m) {
       .def(
           "__init__", [](exact_state* self, nb::handle dtype) { new (self) exact_state(layout_of(dtype)); },
           "dtype"_a = nb::str("float64"))
-      .def(
-          "add", &exact_state::add, "x"_a.none(),
-          "Adds every element of x exactly (any shape; CPU arrays). float64 data needs the float64 layout (TypeError).")
+      .def("add", &exact_state::add, "x"_a.none(),
+           "Adds every element of x exactly (any shape; CPU arrays, or CUDA arrays: their exact state is computed on "
+           "the "
+           "GPU and the call waits for it). float64 data needs the float64 layout (TypeError).")
       .def("merge", &exact_state::merge, "other"_a,
            "Adds every term `other` holds: the state then equals one that accumulated both inputs. Same layout only "
            "(TypeError).")

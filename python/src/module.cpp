@@ -2,6 +2,7 @@
 #include <string_view>
 
 #include "common.hpp"
+#include "cuda_backend.hpp"
 #include "detred/types/bfloat16.hpp"
 #include "detred/types/half.hpp"
 
@@ -116,9 +117,16 @@ NB_MODULE(_detred, m) {
       nb::make_tuple("sequential", "pairwise", "kahan", "neumaier", "tree", "tree_neumaier", "exact");
 
   m.def(
-      "cuda_available", []() { return false; },
-      "True when this build has a CUDA backend for Python and a GPU is visible. The CUDA backend is not bound yet: "
-      "always False in this version, and CUDA arrays raise ValueError.");
+      "cuda_available",
+      []() {
+#ifdef DETRED_PY_HAS_CUDA
+        return py::cuda_backend::available();
+#else
+        return false;
+#endif
+      },
+      "True when this build has detred's CUDA backend and a CUDA device is visible: CUDA arrays (PyTorch, CuPy, JAX) "
+      "then run on their device. False otherwise, and CUDA arrays raise ValueError.");
   m.def(
       "set_num_threads",
       [](unsigned threads) {
@@ -135,4 +143,5 @@ NB_MODULE(_detred, m) {
   py::bind_reductions(m);
   py::bind_exact_accumulator(m);
   py::bind_audit(m);
+  py::bind_benchmark_hooks(m);
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "cuda_reductions.hpp"
 #include "detred/blas.hpp"
 #include "detred/reduce.hpp"
 #include "detred/rows.hpp"
@@ -12,19 +13,6 @@
 #include "docstrings.hpp"
 
 namespace detred::python {
-namespace {
-
-// Which elements one output combines.
-//   all:   every element (C order); the output is a scalar.
-//   last:  axis = -1: row r = the last-axis slice at leading index r (rows = product of the leading dimensions);
-//          the batch-invariant row reduction of detred/rows.hpp.
-//   first: axis = 0: column j = x[:, j] of the array seen as [shape[0] x rest]; the column reduction.
-struct layout {
-  enum kind_t { all, last, first } kind = all;
-  std::uint64_t rows = 1, cols = 0;  // all: cols = n
-  int out_ndim = 0;
-  std::int64_t out_shape[max_ndim] = {};
-};
 
 layout parse_axis(nb::handle axis, const array_view& v) {
   layout l;
@@ -71,6 +59,8 @@ layout parse_axis(nb::handle axis, const array_view& v) {
   return l;
 }
 
+namespace {
+
 // The slices one output reduces, each as a contiguous run of `len` elements handed to f(data, len) -> R.
 // Columns are gathered, 16 at a time, into contiguous buffers: f sees the same values in the same order as for the
 // column alone, so every output is f of its own slice (batch invariance by construction).
@@ -97,14 +87,18 @@ void reduce_layout(const T* x, const layout& l, R* out, const F& f) {
   }
 }
 
-std::uint64_t reduced_length(const layout& l) { return l.kind == layout::first ? l.rows : l.cols; }
-
 // ---- sum ------------------------------------------------------------------------------------------------------------
 nb::object sum_fn(nb::handle x, nb::handle axis, nb::handle method, nb::handle dtype) {
   array_view v;
   import_array(x, "x", v);
   const sum_method m = parse_method(method);
   const layout l = parse_axis(axis, v);
+#ifdef DETRED_PY_HAS_CUDA
+  if (v.device_type == device_cuda) {
+    const dtype_id acc = visit_float(v, "sum", [&](auto) { return parse_accumulation(dtype, v.type, "sum"); });
+    return cuda_reductions::sum(v, l, m, acc);
+  }
+#endif
   return visit_float(v, "sum", [&](auto t) {
     using T = typename std::remove_cvref_t<decltype(t)>::type;
     const dtype_id acc = parse_accumulation(dtype, v.type, "sum");
@@ -136,6 +130,13 @@ nb::object sum_fn(nb::handle x, nb::handle axis, nb::handle method, nb::handle d
                     canonicalize_nan(canonical_row_root<Acc>(p + r * l.cols, l.cols, widened_leaf<Acc>{}).result());
               return;
             }
+            // Columns in float with tree: detred::column_sum, the twin of cuda::column_sum.
+            if constexpr (!std::is_same_v<T, double>) {
+              if (l.kind == layout::first && m == sum_method::tree) {
+                detred::column_sum(p, out, dense_rows(l.rows, l.cols));
+                return;
+              }
+            }
           }
           reduce_layout(p, l, out, [&](const T* s, std::uint64_t n) { return detred::sum<A>(s, n, m, options); });
         });
@@ -152,6 +153,12 @@ nb::object prod_or_norm_fn(nb::handle x, nb::handle axis, nb::handle dtype) {
   array_view v;
   import_array(x, "x", v);
   const layout l = parse_axis(axis, v);
+#ifdef DETRED_PY_HAS_CUDA
+  if (v.device_type == device_cuda) {
+    const dtype_id acc = visit_float(v, name, [&](auto) { return parse_accumulation(dtype, v.type, name); });
+    return cuda_reductions::prod_or_norm(v, l, acc, Norm);
+  }
+#endif
   return visit_float(v, name, [&](auto t) {
     using T = typename std::remove_cvref_t<decltype(t)>::type;
     const dtype_id acc = parse_accumulation(dtype, v.type, name);
@@ -190,8 +197,6 @@ decltype(auto) visit_extremum(const array_view& v, F&& f) {
   }
 }
 
-enum class extremum { min, max, argmin, argmax };
-
 template <extremum E>
 nb::object extremum_fn(nb::handle x, nb::handle axis) {
   constexpr const char* name = E == extremum::min      ? "min"
@@ -201,6 +206,9 @@ nb::object extremum_fn(nb::handle x, nb::handle axis) {
   array_view v;
   import_array(x, "x", v);
   const layout l = parse_axis(axis, v);
+#ifdef DETRED_PY_HAS_CUDA
+  if (v.device_type == device_cuda) return cuda_reductions::extremum_of(v, l, E);
+#endif
   return visit_extremum(v, [&](auto t) -> nb::object {
     using T = typename std::remove_cvref_t<decltype(t)>::type;
     if constexpr (E == extremum::argmin || E == extremum::argmax) {
@@ -237,6 +245,14 @@ nb::object dot_fn(nb::handle x, nb::handle y, nb::handle dtype) {
     throw_type_error("y", std::string("dtype ") + dtype_name(w.type) + " differs from x's " + dtype_name(v.type));
   if (v.shape[0] != w.shape[0])
     throw_value_error("y", "length " + std::to_string(w.shape[0]) + " differs from x's " + std::to_string(v.shape[0]));
+#ifdef DETRED_PY_HAS_CUDA
+  if (v.device_type == device_cuda || w.device_type == device_cuda) {
+    if (v.device_type != device_cuda)
+      throw_value_error("x", "is on the CPU and y on a CUDA device: pass both on one device");
+    const dtype_id acc = visit_float(v, "dot", [&](auto) { return parse_accumulation(dtype, v.type, "dot"); });
+    return cuda_reductions::dot(v, w, acc);
+  }
+#endif
   return visit_float(v, "dot", [&](auto t) {
     using T = typename std::remove_cvref_t<decltype(t)>::type;
     const dtype_id acc = parse_accumulation(dtype, v.type, "dot");
@@ -255,8 +271,6 @@ nb::object dot_fn(nb::handle x, nb::handle y, nb::handle dtype) {
 }
 
 // ---- logsumexp, mean, var: canonical roots of rows.hpp's accumulators -----------------------------------------------
-enum class row_statistic { logsumexp, mean, var };
-
 template <row_statistic S>
 nb::object statistic_fn(nb::handle x, nb::handle axis, nb::handle dtype, std::int64_t ddof) {
   constexpr const char* name = S == row_statistic::logsumexp ? "logsumexp" : S == row_statistic::mean ? "mean" : "var";
@@ -264,6 +278,16 @@ nb::object statistic_fn(nb::handle x, nb::handle axis, nb::handle dtype, std::in
   import_array(x, "x", v);
   const layout l = parse_axis(axis, v);
   if (ddof < 0) throw_value_error("ddof", "must be >= 0, got " + std::to_string(ddof));
+#ifdef DETRED_PY_HAS_CUDA
+  if (v.device_type == device_cuda) {
+    const dtype_id acc = visit_float(v, name, [&](auto) { return parse_accumulation(dtype, v.type, name); });
+    if (S != row_statistic::logsumexp && reduced_length(l) > (std::uint64_t{1} << 24))
+      throw_value_error("x", std::string(name) +
+                                 " in float32 counts exactly to 2^24 elements a slice; pass "
+                                 "dtype=float64 for longer ones");
+    return cuda_reductions::statistic(v, l, acc, S, ddof);
+  }
+#endif
   return visit_float(v, name, [&](auto t) {
     using T = typename std::remove_cvref_t<decltype(t)>::type;
     const dtype_id acc = parse_accumulation(dtype, v.type, name);
@@ -305,6 +329,12 @@ nb::object statistic_fn(nb::handle x, nb::handle axis, nb::handle dtype, std::in
 nb::object cumsum_fn(nb::handle x, bool exclusive, nb::handle dtype) {
   array_view v;
   import_array(x, "x", v);
+#ifdef DETRED_PY_HAS_CUDA
+  if (v.device_type == device_cuda) {
+    const dtype_id acc = visit_float(v, "cumsum", [&](auto) { return parse_accumulation(dtype, v.type, "cumsum"); });
+    return cuda_reductions::cumsum(v, exclusive, acc);
+  }
+#endif
   return visit_float(v, "cumsum", [&](auto t) {
     using T = typename std::remove_cvref_t<decltype(t)>::type;
     const dtype_id acc = parse_accumulation(dtype, v.type, "cumsum");

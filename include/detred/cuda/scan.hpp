@@ -64,6 +64,10 @@ constexpr std::size_t scan_workspace_size(std::uint64_t n, std::size_t value_byt
 
 // The compiled sum scans (src/cuda/scan/): d_workspace holds at least scan_workspace_size(n, sizeof(A)) bytes.
 // `what` names the public call in errors.
+// The type pairs the sum scans are compiled for (the file comment): 16-bit inputs accumulate in float only.
+template <class T, class A>
+concept sum_scan_pair = accumulable<T, A> && !(sizeof(T) == 2 && std::same_as<A, double>);
+
 template <class A, class T>
 void sum_scan_on_device(void* d_workspace, const T* d_in, A* d_out, std::uint64_t n, bool exclusive,
                         cudaStream_t stream, const scan_options& options, const char* what);
@@ -81,7 +85,7 @@ void sum_scan(void* d_workspace, std::size_t& workspace_bytes, const T* d_in, A*
 // d_out[i] = sum of d_in[0..i] in the canonical order, accumulated in A = accumulation_for<Acc, T>. See the file
 // comment.
 template <class Acc = default_accumulation, floating_input T>
-requires accumulable<T, accumulation_for<Acc, T>>
+requires detail::sum_scan_pair<T, accumulation_for<Acc, T>>
 void inclusive_sum_scan(void* d_workspace, std::size_t& workspace_bytes, const T* d_in, accumulation_for<Acc, T>* d_out,
                         std::uint64_t n, cudaStream_t stream = nullptr, const scan_options& options = {}) {
   detail::sum_scan(d_workspace, workspace_bytes, d_in, d_out, n, false, stream, options, "cuda::inclusive_sum_scan");
@@ -89,7 +93,7 @@ void inclusive_sum_scan(void* d_workspace, std::size_t& workspace_bytes, const T
 
 // d_out[i] = sum of d_in[0..i) in the canonical order (d_out[0] = -0.0), accumulated in A. See the file comment.
 template <class Acc = default_accumulation, floating_input T>
-requires accumulable<T, accumulation_for<Acc, T>>
+requires detail::sum_scan_pair<T, accumulation_for<Acc, T>>
 void exclusive_sum_scan(void* d_workspace, std::size_t& workspace_bytes, const T* d_in, accumulation_for<Acc, T>* d_out,
                         std::uint64_t n, cudaStream_t stream = nullptr, const scan_options& options = {}) {
   detail::sum_scan(d_workspace, workspace_bytes, d_in, d_out, n, true, stream, options, "cuda::exclusive_sum_scan");
