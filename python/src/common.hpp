@@ -91,5 +91,7 @@ void bind_reductions(nb::module_& m);
 void bind_exact_accumulator(nb::module_& m);
 void bind_audit(nb::module_& m);
 void bind_benchmark_hooks(nb::module_& m);
+void bind_row_ops(nb::module_& m);
+void bind_scatter(nb::module_& m);
 
 }  // namespace detred::python

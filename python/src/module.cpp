@@ -144,4 +144,6 @@ NB_MODULE(_detred, m) {
   py::bind_exact_accumulator(m);
   py::bind_audit(m);
   py::bind_benchmark_hooks(m);
+  py::bind_row_ops(m);
+  py::bind_scatter(m);
 }
