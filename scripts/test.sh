@@ -9,8 +9,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The Python package: built by pip from this CMake project into build/venv and tested with pytest. Its module is built
-# with DETRED_CUDA=OFF here: it binds no CUDA code yet, and building the CUDA kernels a second time would cost CI more
-# than 10 minutes. --no-build-isolation builds against the venv's scikit-build-core and nanobind (what the GPU
+# with DETRED_CUDA=OFF here: CI has no GPU to run the CUDA backend's tests (they skip, saying so), and building the
+# CUDA kernels a second time would cost it more than 10 minutes; the GPU machines build it with CUDA. --no-build-isolation builds against the venv's scikit-build-core and nanobind (what the GPU
 # machines do); build/python keeps the build tree, so a second run rebuilds nothing.
 python=/usr/bin/python3
 [[ -x $python ]] || python=python3

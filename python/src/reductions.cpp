@@ -6,6 +6,7 @@
 
 #include "common.hpp"
 #include "cuda_reductions.hpp"
+#include "reduction_layout.hpp"
 #include "detred/blas.hpp"
 #include "detred/reduce.hpp"
 #include "detred/rows.hpp"
