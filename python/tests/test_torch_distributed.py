@@ -1,0 +1,185 @@
+"""detred.torch.distributed on 2 GPUs (marker ``gpu``; skipped, saying why, with fewer GPUs or without PyTorch): the
+collectives give the rank-order sums of the CPU bit for bit, a DDP model with ``allreduce_hook`` and an FSDP2 model
+with ``ReduceScatter`` get the gradients of the rank-order sum, and the micro-batch reduce gives the bits of one GPU
+holding every micro-batch. Each test spawns one process per GPU (torch.multiprocessing) with an NCCL process group."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+import detred
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not detred.cuda_available() or torch.cuda.device_count() < 2,
+                       reason="needs 2 CUDA GPUs and detred's CUDA backend"),
+]
+
+
+def rank_data(rank: int, n: int, dtype) -> torch.Tensor:
+    """Ill-conditioned data of one rank, made on the CPU (the same on every process)."""
+    g = torch.Generator().manual_seed(1000 + rank)
+    x = torch.randn(n, generator=g, dtype=torch.float64) * 2.0 ** torch.randint(0, 24, (n,), generator=g)
+    return x.to(dtype)
+
+
+def reference_sum(columns: np.ndarray, dtype) -> np.ndarray:
+    """Rank-order tree sums of each column of [P, n] float32 values, rounded once to dtype (the C++ contract:
+    detred::sum<float> of the P values)."""
+    sums = np.array([detred.sum(np.ascontiguousarray(columns[:, j])) for j in range(columns.shape[1])], np.float32)
+    t = torch.from_numpy(sums)
+    return t.to(dtype)
+
+
+def run(rank: int, world: int, init_file: str, body, result_file: str) -> None:
+    os.environ["NCCL_NVLS_ENABLE"] = "0"
+    torch.cuda.set_device(rank)
+    torch.distributed.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank, world_size=world,
+                                         device_id=torch.device("cuda", rank))
+    try:
+        body(rank, world)
+        if rank == 0:
+            open(result_file, "w").write("ok")
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def spawn(body, world: int = 2) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        result = os.path.join(d, "result")
+        torch.multiprocessing.spawn(run, args=(world, os.path.join(d, "init"), body, result), nprocs=world)
+        assert os.path.exists(result)
+
+
+def collectives_body(rank: int, world: int) -> None:
+    from detred.torch import distributed as dd
+
+    comm = dd.new_communicator()
+    n = 4096 + 7
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        data = [rank_data(r, n, dtype) for r in range(world)]
+        stack = np.stack([d.float().numpy() for d in data])
+        expected = reference_sum(stack, dtype)
+        for method in ("tree", "exact"):
+            x = data[rank].cuda()
+            out = torch.empty_like(x)
+            comm.all_reduce(x, out, method=method)
+            if method == "tree":
+                assert torch.equal(out.cpu().view(torch.int16 if dtype != torch.float32 else torch.int32),
+                                   expected.view(torch.int16 if dtype != torch.float32 else torch.int32)), dtype
+            else:  # exact: the correctly rounded sum of each element's P values
+                name = str(dtype).replace("torch.", "")
+                want = []
+                for j in range(0, n, 37):
+                    acc = detred.ExactAccumulator("float32")
+                    acc.add(np.ascontiguousarray(stack[:, j]))
+                    want.append(float(acc.value(dtype=name)))
+                got = out.cpu().float()[0:n:37]
+                assert torch.equal(got, torch.tensor(want, dtype=torch.float32)), f"exact {dtype}"
+        shard = 512
+        full = rank_data(rank + 10, shard * world, dtype).cuda()
+        rs = torch.empty(shard, dtype=dtype, device="cuda")
+        comm.reduce_scatter(full, rs)
+        ar = torch.empty_like(full)
+        comm.all_reduce(full, ar)
+        assert torch.equal(rs, ar[rank * shard:(rank + 1) * shard]), "reduce-scatter != all-reduce's shard"
+        ag = torch.empty(shard * world, dtype=dtype, device="cuda")
+        comm.all_gather(rs, ag)
+        assert torch.equal(ag, ar), "all-gather of the shards != all-reduce"
+
+
+def test_collectives_have_the_rank_order_bits():
+    spawn(collectives_body)
+
+
+def micro_batches_body(rank: int, world: int) -> None:
+    from detred import _nccl
+    from detred.torch import distributed as dd
+
+    comm = dd.new_communicator()
+    m, n = 8, 3000
+    rows = [rank_data(100 + g, n, torch.float32) for g in range(m)]  # the global micro-batches, in order
+    per_rank = m // world
+    mine = torch.stack(rows[rank * per_rank:(rank + 1) * per_rank]).cuda()
+    for method in ("tree", "exact"):
+        out = torch.empty(n, device="cuda")
+        dd.all_reduce_micro_batches(mine, out, comm, method=method)
+        # One GPU holding all M micro-batches: a communicator of one rank.
+        alone = _nccl.Communicator(_nccl.unique_id(), 1, 0, rank)
+        out1 = torch.empty(n, device="cuda")
+        alone.all_reduce_micro_batches(torch.stack(rows).cuda(), out1, method=method)
+        alone.close()
+        assert torch.equal(out.view(torch.int32), out1.view(torch.int32)), f"P={world} != P=1 ({method})"
+
+
+def test_micro_batch_gradients_do_not_depend_on_the_gpu_count():
+    spawn(micro_batches_body)
+
+
+def local_grads(model_factory, inputs):
+    model = model_factory().cuda()
+    model(inputs).square().sum().backward()
+    return [p.grad.detach().clone() for p in model.parameters()]
+
+
+def make_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.Tanh(), torch.nn.Linear(256, 32))
+
+
+def expected_average(grads_by_rank, world):
+    """The rank-order tree sum of each gradient element over the ranks, divided by the rank count."""
+    out = []
+    for tensors in zip(*grads_by_rank):
+        stack = np.stack([t.cpu().float().numpy().reshape(-1) for t in tensors])
+        total = reference_sum(stack, torch.float32)
+        out.append((total / world).reshape(tensors[0].shape))
+    return out
+
+
+def ddp_body(rank: int, world: int) -> None:
+    from detred.torch import distributed as dd
+
+    comm = dd.new_communicator()
+    inputs = [torch.randn(16, 64, generator=torch.Generator().manual_seed(r)).cuda() for r in range(world)]
+    grads = [local_grads(make_model, x) for x in inputs]
+    expected = expected_average(grads, world)
+    ddp = torch.nn.parallel.DistributedDataParallel(make_model().cuda(), device_ids=[rank])
+    ddp.register_comm_hook(dd.AllReduceState(comm), dd.allreduce_hook)
+    ddp(inputs[rank]).square().sum().backward()
+    for p, e in zip(ddp.parameters(), expected):
+        assert torch.equal(p.grad.cpu().view(torch.int32), e.view(torch.int32)), "DDP gradient != rank-order mean"
+
+
+def test_ddp_comm_hook():
+    spawn(ddp_body)
+
+
+def fsdp_body(rank: int, world: int) -> None:
+    from torch.distributed.fsdp import fully_shard
+
+    from detred.torch import distributed as dd
+
+    comm = dd.new_communicator()
+    inputs = [torch.randn(16, 64, generator=torch.Generator().manual_seed(r)).cuda() for r in range(world)]
+    grads = [local_grads(make_model, x) for x in inputs]
+    expected = expected_average(grads, world)
+    model = make_model().cuda()
+    fully_shard(model)
+    model.set_custom_reduce_scatter(dd.ReduceScatter(comm))
+    model(inputs[rank]).square().sum().backward()
+    for p, e in zip(model.parameters(), expected):
+        local = p.grad.to_local() if hasattr(p.grad, "to_local") else p.grad
+        rows = local.shape[0]
+        start = rank * ((e.shape[0] + world - 1) // world)
+        want = e[start:start + rows]
+        assert torch.equal(local.cpu().view(torch.int32), want.view(torch.int32)), "FSDP2 shard != rank-order mean"
+
+
+def test_fsdp2_custom_reduce_scatter():
+    spawn(fsdp_body)
