@@ -5,7 +5,8 @@
 //   index_add of bf16 rows [2^20 x 128] into fp32 [2^16 x 128] with Zipf indices, against a float atomicAdd kernel;
 //   segment_sum (canonical and exact) with random segment lengths of mean 16, 256 and 4096 over 2^26 fp32 values,
 //     against cub::DeviceSegmentedReduce::Sum on the same offsets.
-// Output: one line a case, "ratio" = peer time / detred time (>= 1: detred faster). Usage: bench_scatter [reps]
+// Output: one line a case, "ratio" = peer time / detred time (>= 1: detred faster). Usage: bench_scatter [reps] [tune]
+// (tune: also the launch shapes and kernel variants of each case).
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <cmath>
@@ -67,6 +68,7 @@ void row(const std::string& name, double detred_s, double peer_s, const char* pe
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
+  const bool tune = argc > 2 && std::string(argv[2]) == "tune";
   const std::uint64_t n = std::uint64_t{1} << 26;
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -100,6 +102,15 @@ int main(int argc, char** argv) {
         },
         reps);
     row(c.name, t_detred, t_peer, "float atomicAdd");
+    if (tune)
+      for (int threads : {256, 512, 1024}) {
+        detred::cuda::scatter_options o;
+        o.block_threads = threads;
+        const double t = single_call_seconds(
+            [&] { detred::cuda::scatter_add(ws.get(), bytes, values.get(), index.get(), out.get(), n, c.m, nullptr, o); },
+            reps);
+        row("  threads " + std::to_string(threads), t, t_peer, "float atomicAdd");
+      }
   }
 
   // index_add: bf16 [2^20 x 128] into fp32 [2^16 x 128], Zipf indices.
@@ -122,6 +133,19 @@ int main(int argc, char** argv) {
         },
         reps);
     row("index_add bf16 [2^20x128] -> [2^16x128] Zipf", t_detred, t_peer, "float atomicAdd");
+    if (tune)
+      for (int threads : {256, 512, 1024})
+        for (int grid : {0, 132 * 4, 132 * 32}) {
+          detred::cuda::scatter_options o;
+          o.block_threads = threads;
+          o.grid_blocks = grid;
+          const double t = single_call_seconds(
+              [&] {
+                detred::cuda::index_add(ws.get(), bytes, source.get(), index.get(), out.get(), rows, m, d, nullptr, o);
+              },
+              reps);
+          row("  threads " + std::to_string(threads) + " grid " + std::to_string(grid), t, t_peer, "float atomicAdd");
+        }
   }
 
   // segment_sum against CUB's segmented reduce.
@@ -155,6 +179,18 @@ int main(int argc, char** argv) {
               std::to_string(mean),
           t, t_cub, "cub SegmentedReduce");
     }
+    if (tune)
+      for (int threads : {64, 128, 256}) {
+        detred::cuda::segment_options o{detred::sum_method::tree};
+        o.block_threads = threads;
+        const double t = single_call_seconds(
+            [&] {
+              detred::cuda::segment_sum(out.get(), bytes, values.get(), d_offsets.get(), out.get(), segments, nullptr,
+                                        o);
+            },
+            reps);
+        row("  canonical threads " + std::to_string(threads), t, t_cub, "cub SegmentedReduce");
+      }
   }
   return 0;
 }

@@ -337,6 +337,56 @@ TEST(Scatter, LevelWidthsLeaveHeadroom) {
   worst_case_level<double>(1000);
 }
 
+// The GPU's float fast rounding (slot_result_float_fast, docs/SCATTER.md "On the GPU") gives slot_result's bits
+// wherever it answers: random level words at the extremes of their headroom, geometries from the bottom field 1
+// (subnormal results) to the top (overflow to infinity), priors of every kind, words with trailing zeros (ties).
+TEST(Scatter, FloatFastRoundingMatchesTheExactAccumulator) {
+  using namespace detred::detail;
+  std::mt19937_64 rng(11);
+  int answered = 0;
+  for (int trial = 0; trial < 400000; ++trial) {
+    scatter_geometry g;
+    g.width = int(4 + rng() % 37);
+    g.bottom = int(1 + rng() % 254);
+    g.levels = int(1 + rng() % 8);
+    g.top = std::min(254, g.bottom + (g.levels - 1) * g.width);
+    g.levels = (g.top - g.bottom) / g.width + 1;
+    level_word<float> words[8] = {};
+    for (int j = 0; j < g.levels; ++j) {
+      const int bits = int(rng() % 64);  // magnitudes from 0 to 2^62
+      std::uint64_t v = bits == 0 ? 0 : (rng() >> (64 - bits));
+      if (rng() % 4 == 0) v &= ~std::uint64_t{0} << int(rng() % 40);  // trailing zeros: exact ties below bit 24
+      words[j].lo = rng() % 2 ? v : ~v + 1;
+    }
+    float prior = 0;
+    switch (rng() % 5) {
+      case 0:
+        prior = 0.0f;
+        break;
+      case 1:
+        prior = -0.0f;
+        break;
+      case 2:
+        prior = std::bit_cast<float>(std::uint32_t(rng()));
+        break;
+      case 3:
+        prior = std::ldexp(float(std::int64_t(rng() % 2000001) - 1000000), g.bottom - 150 + int(rng() % 60));
+        break;
+      default:
+        prior = std::bit_cast<float>(std::uint32_t(rng() % 0x00800000u));
+        break;  // subnormal
+    }
+    const std::uint32_t flags = rng() % 50 == 0 ? slot_nan : 0u;
+    float fast = 0;
+    const float exact = slot_result<float>(words, 1, g, prior, flags);
+    if (!slot_result_float_fast(words, 1, g, prior, flags, fast)) continue;
+    ++answered;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(fast), std::bit_cast<std::uint32_t>(exact))
+        << "trial " << trial << " bottom " << g.bottom << " width " << g.width << " levels " << g.levels;
+  }
+  EXPECT_GT(answered, 100000);  // the fast path answers most cases (the test exercises it)
+}
+
 // segment_sum, tree: each segment has row_sum's bits (batch-invariant); exact: the reference; empty segments -0.0.
 TYPED_TEST(ScatterTypes, SegmentSumCanonicalAndExact) {
   using T = TypeParam;

@@ -30,6 +30,10 @@ inline constexpr std::size_t scatter_align(std::size_t bytes) { return (bytes + 
 // opting in (256 slots at n = 2^26: 20 levels, 41 KiB).
 inline constexpr std::size_t scatter_private_bytes = 48 * 1024;
 
+// The default block of the scatter launches: 512 threads (measured on the H100 against 256 and 1024:
+// docs/PERFORMANCE.md, "Scatter").
+inline constexpr int scatter_default_threads = 512;
+
 struct scatter_layout {
   std::size_t flags_offset, levels_offset, bytes;
 };
@@ -85,7 +89,7 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
   check(cudaMemsetAsync(header, 0, sizeof(scatter_header), stream), "cudaMemsetAsync");
   if (slots > 0 && n > 0) {  // n = 0 leaves out as it is, as the CPU twin does
     const int width = detred::detail::level_width<R>(n);
-    const int threads = options.block_threads ? options.block_threads : 256;
+    const int threads = options.block_threads ? options.block_threads : scatter_default_threads;
     const int per_sm = 2048 / threads;
     const std::uint64_t count = n * d;
     if (count > 0)
@@ -101,21 +105,18 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
       const std::uint64_t work = d == 1 ? n : n * 32;
       const unsigned grid = grid_for(work, threads, per_sm, options.grid_blocks);
       const std::size_t shared = table_bytes + (privatise ? private_bytes : 0);
-      if (d == 1) {
-        if (privatise)
-          scatter_kernel<R, T, I, false, true>
-              <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
-        else
-          scatter_kernel<R, T, I, false, false>
-              <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
-      } else {
-        if (privatise)
-          scatter_kernel<R, T, I, true, true>
-              <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
-        else
-          scatter_kernel<R, T, I, true, false>
-              <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
-      }
+      if (d == 1 && privatise)
+        scatter_kernel<R, T, I, false, true, false>
+            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+      else if (d == 1)
+        scatter_kernel<R, T, I, false, false, true>
+            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+      else if (privatise)
+        scatter_kernel<R, T, I, true, true, false>
+            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+      else
+        scatter_kernel<R, T, I, true, false, false>
+            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
     }
     finish_kernel<R>
         <<<grid_for(slots, threads, per_sm, 0), threads, 0, stream>>>(header, width, levels, flags, d_out, slots);
@@ -143,14 +144,25 @@ void launch_segments(const T* d_values, scatter_output_t<T>* d_out, std::uint64_
                      const segment_options& options, const char* what) {
   using R = scatter_output_t<T>;
   if (segments == 0) return;
+  const auto grid_of = [&](int threads) {
+    return unsigned(std::min<std::uint64_t>((segments + threads / 32 - 1) / (threads / 32),
+                                            std::uint64_t(scatter_sm_count()) * 64));
+  };
+  // Blocks: 256 threads for the exact and short-segment passes, 64 for the long segments (measured on the H100:
+  // docs/PERFORMANCE.md, "Scatter"); options.block_threads, when set, for all.
   const int threads = options.block_threads ? options.block_threads : 256;
-  const int warps = threads / 32;
-  const unsigned grid =
-      unsigned(std::min<std::uint64_t>((segments + warps - 1) / warps, std::uint64_t(scatter_sm_count()) * 64));
-  if (options.method == sum_method::exact)
-    segment_kernel<R, T, true><<<grid, threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
-  else
-    segment_kernel<R, T, false><<<grid, threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+  const int long_threads = options.block_threads ? options.block_threads : 64;
+  if (options.method == sum_method::exact) {
+    segment_kernel<R, T, segment_pass::exact>
+        <<<grid_of(threads), threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+  } else {
+    // Two passes over the segments: the short ones by the tile-free root (fewer registers, more warps resident), the
+    // long ones by the full root; each skips the other's segments. The same canonical bits either way.
+    segment_kernel<R, T, segment_pass::canonical_short>
+        <<<grid_of(threads), threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+    segment_kernel<R, T, segment_pass::canonical_long>
+        <<<grid_of(long_threads), long_threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+  }
   check(cudaGetLastError(), what);
 }
 

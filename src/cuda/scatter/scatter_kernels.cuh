@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "detred/types/float_traits.hpp"
 #include "src/cuda/scatter/scatter_levels.hpp"
@@ -34,6 +35,11 @@ struct scatter_header {
 
 inline constexpr std::uint32_t slot_provisional_negative_zero = 1u << 16;
 
+// How often (in passes) a warp of the scalar scatter that found no shared words probes again.
+inline constexpr unsigned aggregate_probe = 16;
+// index_add: the passes of 32 columns a warp loads before adding them (128 columns at once).
+inline constexpr int rows_unroll = 4;
+
 template <class R>
 __device__ __forceinline__ scatter_geometry read_geometry(const scatter_header* h, int width) {
   const int top = int(h->top);
@@ -46,18 +52,48 @@ __device__ __forceinline__ typename scatter_format<R>::bits_type term_bits(T x) 
   return detred::bits_of(widen<R>(x));
 }
 
+// One term's fields into the running max of top and of (max_field + 1 - field).
+template <class R, class T>
+__device__ __forceinline__ void geometry_term(T x, unsigned& top, unsigned& flipped) {
+  const int f = detred::detail::effective_field<R>(term_bits<R>(x));
+  if (f != 0) {
+    top = max(top, unsigned(f));
+    flipped = max(flipped, unsigned(scatter_format<R>::max_field + 1 - f));
+  }
+}
+
+// 16-byte loads, two in flight a thread, where the values are 16-byte aligned; the rest one element at a time.
 template <class R, class T>
 __global__ void __launch_bounds__(1024)
     geometry_kernel(const T* __restrict__ values, std::uint64_t count, scatter_header* h) {
+  constexpr int per_vector = int(16 / sizeof(T));
   unsigned top = 0, flipped = 0;
-  for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < count;
-       t += std::uint64_t(gridDim.x) * blockDim.x) {
-    const int f = detred::detail::effective_field<R>(term_bits<R>(values[t]));
-    if (f != 0) {
-      top = max(top, unsigned(f));
-      flipped = max(flipped, unsigned(scatter_format<R>::max_field + 1 - f));
+  const std::uint64_t thread = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t threads = std::uint64_t(gridDim.x) * blockDim.x;
+  std::uint64_t scalar_from = 0;
+  if ((reinterpret_cast<std::uintptr_t>(values) & 15) == 0) {
+    const uint4* vectors = reinterpret_cast<const uint4*>(values);
+    const std::uint64_t nv = count / per_vector;
+    std::uint64_t v = thread;
+    for (; v + threads < nv; v += 2 * threads) {
+      const uint4 a = vectors[v], b = vectors[v + threads];
+      const T* ea = reinterpret_cast<const T*>(&a);
+      const T* eb = reinterpret_cast<const T*>(&b);
+#pragma unroll
+      for (int e = 0; e < per_vector; ++e) {
+        geometry_term<R>(ea[e], top, flipped);
+        geometry_term<R>(eb[e], top, flipped);
+      }
     }
+    if (v < nv) {
+      const uint4 a = vectors[v];
+      const T* ea = reinterpret_cast<const T*>(&a);
+#pragma unroll
+      for (int e = 0; e < per_vector; ++e) geometry_term<R>(ea[e], top, flipped);
+    }
+    scalar_from = nv * per_vector;
   }
+  for (std::uint64_t t = scalar_from + thread; t < count; t += threads) geometry_term<R>(values[t], top, flipped);
   top = __reduce_max_sync(0xffffffffu, top);
   flipped = __reduce_max_sync(0xffffffffu, flipped);
   if ((threadIdx.x & 31) == 0 && top != 0) {
@@ -100,11 +136,13 @@ __device__ __forceinline__ void build_table(std::uint16_t* table, const scatter_
 }
 
 // One lane's term, called by all 32 lanes together (warp-uniform). `ok`: the lane holds a term with a valid slot.
-// Private: levels in shared memory (`words`, slots apart), no warp aggregation; else global words with it.
-template <class R, bool Private>
-__device__ __forceinline__ void add_term(bool ok, std::uint64_t slot, typename scatter_format<R>::bits_type bits,
+// Private: levels in shared memory (`words`, slots apart); else global words. Aggregate (global float words only):
+// lanes that hit the same word combine first (pays where indices repeat within a warp).
+// Returns whether the warp aggregated and found lanes sharing a word (the caller's probe of contention).
+template <class R, bool Private, bool Aggregate>
+__device__ __forceinline__ bool add_term(bool ok, std::uint64_t slot, typename scatter_format<R>::bits_type bits,
                                          const std::uint16_t* table, level_word<R>* words, std::uint64_t slots,
-                                         std::uint32_t* flags) {
+                                         std::uint32_t* flags, bool aggregate = false) {
   const auto parts = detred::detail::split_bits<R>(bits);
   const bool special = parts.field > scatter_format<R>::max_field;
   const bool finite_nonzero = !special && (parts.field != 0 || parts.fraction != 0);
@@ -118,7 +156,11 @@ __device__ __forceinline__ void add_term(bool ok, std::uint64_t slot, typename s
     k = detred::detail::term_word<R>(parts, entry & 0xff);
   }
   level_word<R>* w = words + std::uint64_t(level) * slots + slot;
-  if constexpr (!Private && scatter_format<R>::word_bits == 64) {
+  if constexpr (Aggregate && !Private && scatter_format<R>::word_bits == 64) {
+    if (!aggregate) {
+      if (adds) atomic_add_word<R>(w, k);
+      return false;
+    }
     // Lanes that add to the same word: the lowest adds the group's sum (exact: a subset's sum obeys the slot's bound).
     const int lane = int(threadIdx.x & 31);
     const unsigned long long key = adds ? (slot << 6 | unsigned(level)) : ~0ull - unsigned(lane);
@@ -135,15 +177,17 @@ __device__ __forceinline__ void add_term(bool ok, std::uint64_t slot, typename s
       }
     }
     if (adds && lane == leader) atomicAdd(reinterpret_cast<unsigned long long*>(&w->lo), sum);
+    return __any_sync(0xffffffffu, adds && __popc(group) > 1);
   } else {
     if (adds) atomic_add_word<R>(w, k);
+    return false;
   }
 }
 
 // The scatter kernel. Rows = false: term t = values[t] into slot index[t] (d = 1). Rows = true: warp per source row
-// i, its d terms into slots index[i] * d + c. Private: `slots` words a level in dynamic shared memory (after the
-// table), flushed to the global levels at the end.
-template <class R, class T, class I, bool Rows, bool Private>
+// i, its d terms into slots index[i] * d + c (distinct within a pass: no aggregation). Private: `slots` words a level
+// in dynamic shared memory (after the table), flushed to the global levels at the end.
+template <class R, class T, class I, bool Rows, bool Private, bool Aggregate>
 __global__ void __launch_bounds__(1024)
     scatter_kernel(const T* __restrict__ values, const I* __restrict__ index, std::uint64_t n, std::uint64_t m,
                    std::uint64_t d, scatter_header* h, int width, level_word<R>* __restrict__ levels,
@@ -165,7 +209,12 @@ __global__ void __launch_bounds__(1024)
   unsigned long long invalid = 0;
   if constexpr (!Rows) {
     const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
-    for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); base < n; base += stride) {
+    // Aggregation costs a match a pass: a warp keeps it while its passes find shared words, and otherwise probes
+    // once every aggregate_probe passes (uniform indices over many slots rarely share one).
+    bool aggregate = true;
+    unsigned pass = 0;
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); base < n;
+         base += stride, ++pass) {
       const std::uint64_t t = base + lane;
       bool ok = t < n;
       std::uint64_t slot = 0;
@@ -177,7 +226,9 @@ __global__ void __launch_bounds__(1024)
         invalid += ok ? 0 : 1;
         slot = ok ? std::uint64_t(r) : 0;
       }
-      add_term<R, Private>(ok, slot, bits, table, words, slots, flags);
+      const bool probe = aggregate || pass % aggregate_probe == 0;
+      const bool shared = add_term<R, Private, Aggregate>(ok, slot, bits, table, words, slots, flags, probe);
+      if (probe) aggregate = shared;
     }
   } else {
     const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
@@ -188,11 +239,20 @@ __global__ void __launch_bounds__(1024)
         invalid += lane == 0 ? d : 0;
         continue;  // warp-uniform
       }
-      for (std::uint64_t c0 = 0; c0 < d; c0 += 32) {
-        const std::uint64_t c = c0 + lane;
-        const bool ok = c < d;
-        const auto bits = ok ? term_bits<R>(values[i * d + c]) : typename scatter_format<R>::bits_type(0);
-        add_term<R, Private>(ok, std::uint64_t(r) * d + (ok ? c : 0), bits, table, words, slots, flags);
+      // rows_unroll passes of the row loaded before their atomics: more bytes in flight a warp.
+      for (std::uint64_t c0 = 0; c0 < d; c0 += 32 * rows_unroll) {
+        typename scatter_format<R>::bits_type bits[rows_unroll];
+#pragma unroll
+        for (int u = 0; u < rows_unroll; ++u) {
+          const std::uint64_t c = c0 + 32 * u + lane;
+          bits[u] = c < d ? term_bits<R>(values[i * d + c]) : typename scatter_format<R>::bits_type(0);
+        }
+#pragma unroll
+        for (int u = 0; u < rows_unroll; ++u) {
+          const std::uint64_t c = c0 + 32 * u + lane;
+          const bool ok = c < d;
+          add_term<R, Private, false>(ok, std::uint64_t(r) * d + (ok ? c : 0), bits[u], table, words, slots, flags);
+        }
       }
     }
   }
@@ -215,7 +275,14 @@ __global__ void __launch_bounds__(1024)
   bool zero = false;
   for (std::uint64_t s = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots;
        s += std::uint64_t(gridDim.x) * blockDim.x) {
-    const R result = detred::detail::slot_result<R>(levels + s, slots, g, out[s], flags[s]);
+    const R prior = out[s];
+    const std::uint32_t slot_flags = flags[s];
+    R result;
+    // The float fast path keeps the slot in registers; the exact accumulator (local memory) is the fallback.
+    bool done = false;
+    if constexpr (std::is_same_v<R, float>)
+      done = detred::detail::slot_result_float_fast(levels + s, slots, g, prior, slot_flags, result);
+    if (!done) result = detred::detail::slot_result<R>(levels + s, slots, g, prior, slot_flags);
     out[s] = result;
     if (detred::bits_of(result) == detred::bits_of(-R(0))) {
       flags[s] = slot_provisional_negative_zero;

@@ -249,4 +249,59 @@ DETRED_HD R slot_result(const level_word<R>* levels, std::uint64_t stride, const
   return acc.template rounded<R>();
 }
 
+// The float slot's value rounded without the exact accumulator, where its exact value fits a 128-bit integer in units
+// of 2^(bottom + lsb_offset): at most 8 levels spanning at most 56 bits of shifts (|sum| < 2^(63 + 56 + 3)), and a
+// prior value that is zero or of effective field in [bottom, bottom + 96]. Returns false (the caller takes
+// slot_result) for NaN/Inf flags, a prior value outside that range, and an exact zero (whose sign slot_result
+// decides). Otherwise `result` is the correctly rounded value, as slot_result gives it: the integer T has its
+// highest bit b; below 24 significant bits the value T 2^(bottom - 150) is representable (a multiple of 2^-149, the
+// subnormal quantum, since bottom >= 1); from 24 bits on it is normal (>= 2^(bottom - 126)) and rounds once to
+// nearest even at bit b - 23; an exponent field past 254 is infinity (the magnitude reached MAX + ulp(MAX)/2).
+DETRED_HD DETRED_INLINE bool slot_result_float_fast(const level_word<float>* levels, std::uint64_t stride,
+                                                    const scatter_geometry& g, float prior, std::uint32_t flags,
+                                                    float& result) {
+  if ((flags & (slot_nan | slot_positive_infinity | slot_negative_infinity)) != 0) return false;
+  if (g.levels == 0 || g.levels > 8 || (g.levels - 1) * g.width > 56) return false;
+  __int128 t = 0;
+  for (int j = 0; j < g.levels; ++j) t += __int128(std::int64_t(levels[std::uint64_t(j) * stride].lo)) << (j * g.width);
+  const std::uint32_t pb = bit_cast<std::uint32_t>(prior);
+  const int pf = int((pb >> 23) & 0xffu);
+  if (pf == 0xff) return false;
+  if ((pb & 0x7fffffffu) != 0) {
+    const int f = pf != 0 ? pf : 1;
+    if (f < g.bottom || f - g.bottom > 96) return false;
+    const __int128 m = __int128((pb & 0x7fffffu) | (pf != 0 ? 0x800000u : 0u)) << (f - g.bottom);
+    t += (pb >> 31) != 0 ? -m : m;
+  }
+  if (t == 0) return false;
+  const bool negative = t < 0;
+  const unsigned __int128 u = negative ? (unsigned __int128)(-t) : (unsigned __int128)t;
+  const std::uint64_t hi = std::uint64_t(u >> 64), lo = std::uint64_t(u);
+#ifdef __CUDA_ARCH__
+  int b = hi != 0 ? 127 - __clzll((long long)hi) : 63 - __clzll((long long)lo);
+#else
+  int b = hi != 0 ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll(lo);
+#endif
+  std::uint32_t bits;
+  if (b < 24) {
+    const std::uint32_t mant = std::uint32_t(lo);
+    const int biased = b + g.bottom - 23;
+    bits = biased >= 1 ? std::uint32_t(biased) << 23 | ((mant << (23 - b)) & 0x7fffffu) : mant << (g.bottom - 1);
+  } else {
+    const int shift = b - 23;
+    std::uint64_t mant = std::uint64_t(u >> shift);
+    const unsigned __int128 rest = u & ((((unsigned __int128)1) << shift) - 1);
+    const unsigned __int128 half = ((unsigned __int128)1) << (shift - 1);
+    if (rest > half || (rest == half && (mant & 1u) != 0)) ++mant;
+    if (mant == (std::uint64_t{1} << 24)) {
+      mant >>= 1;
+      ++b;
+    }
+    const int biased = b + g.bottom - 23;
+    bits = biased >= 255 ? 0x7f800000u : std::uint32_t(biased) << 23 | (std::uint32_t(mant) & 0x7fffffu);
+  }
+  result = bit_cast<float>(bits | (negative ? 0x80000000u : 0u));
+  return true;
+}
+
 }  // namespace detred::detail
