@@ -11,7 +11,9 @@
 #   bars-scan    bench_scan 30, then bench_scan 25 tune (CUB and the copy interleaved with the candidates)
 #   bars-reduce  bench_reduce --reps 30 (CUB, and cuBLAS's dot where the machine has libcublas)
 #   bars-rows    bench_rows 30 (CUB's segmented reduce, the read and copy ceilings, the two-stage norm kernels)
-#   bars         the five bars suites above
+#   bars-scatter bench_scatter 20 (float atomics and CUB's segmented reduce), then, where the Python package is
+#                importable (PYTHONPATH), python/benchmarks/bench_scatter_torch.py (PyTorch's index_add_ and scatter_add_)
+#   bars         the six bars suites above
 #   nccl         test_nccl and bench_nccl 30 (two GPUs for the all-reduce bar; NVLink multicast stays off)
 #   all          tests, bars, and nccl where two GPUs are visible
 #
@@ -150,6 +152,17 @@ suite_bars_rows() {
   have bench_rows && step "$log" 120 "bench_rows 30" "$BIN/bench_rows" 30
 }
 
+suite_bars_scatter() {
+  local log=$OUT/bars-scatter.txt
+  header "$log"
+  have bench_scatter && step "$log" 120 "bench_scatter 20" "$BIN/bench_scatter" 20
+  if python3 -c 'import detred, torch' 2>/dev/null; then
+    step "$log" 150 "python/benchmarks/bench_scatter_torch.py" python3 python/benchmarks/bench_scatter_torch.py
+  else
+    note "bars-scatter: detred or torch not importable: the PyTorch peers are not measured"
+  fi
+}
+
 suite_nccl() {
   local log=$OUT/nccl.txt
   header "$log"
@@ -166,10 +179,10 @@ suite_nccl() {
 suites=()
 for s in "$@"; do
   case $s in
-    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | nccl) suites+=("$s") ;;
-    bars) suites+=(bars-sum bars-exact bars-scan bars-reduce bars-rows) ;;
+    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | bars-scatter | nccl) suites+=("$s") ;;
+    bars) suites+=(bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter) ;;
     all)
-      suites+=(tests bars-sum bars-exact bars-scan bars-reduce bars-rows)
+      suites+=(tests bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter)
       [ "$gpus" -lt 2 ] || suites+=(nccl)
       ;;
     *) echo "gpu-run.sh: unknown suite '$s'" >&2; exit 2 ;;
