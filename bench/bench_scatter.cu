@@ -107,7 +107,9 @@ int main(int argc, char** argv) {
         detred::cuda::scatter_options o;
         o.block_threads = threads;
         const double t = single_call_seconds(
-            [&] { detred::cuda::scatter_add(ws.get(), bytes, values.get(), index.get(), out.get(), n, c.m, nullptr, o); },
+            [&] {
+              detred::cuda::scatter_add(ws.get(), bytes, values.get(), index.get(), out.get(), n, c.m, nullptr, o);
+            },
             reps);
         row("  threads " + std::to_string(threads), t, t_peer, "float atomicAdd");
       }
