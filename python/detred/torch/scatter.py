@@ -16,8 +16,10 @@ are gathers (``grad[index]``), which are deterministic.
 ``aten::embedding_dense_backward`` with detred's exact ones, so that existing code (an embedding layer's backward, a
 torch_geometric GCNConv) gives the same bits on every run and on the CPU and the GPU, without changes. Floating
 tensors of float16 or bfloat16 accumulate in float32 and are rounded once to their type at the end; integer tensors
-(exact anyway) keep PyTorch's arithmetic through ``scatter_reduce_``. On CUDA, indices out of range are skipped, as
-detred.scatter_add documents (PyTorch would raise a device-side assertion); on the CPU they raise ValueError.
+(exact anyway) keep PyTorch's arithmetic through ``scatter_reduce_``. ``index_put_`` without ``accumulate`` is
+served by ``scatter_`` on the same positions (a repeated index writes one of its values, which PyTorch leaves
+unspecified too). On CUDA, indices out of range are skipped, as detred.scatter_add documents (PyTorch would raise a
+device-side assertion); on the CPU they raise ValueError. Within the context the overrides are process-wide.
 """
 
 from __future__ import annotations
