@@ -6,12 +6,12 @@
 
 #include "common.hpp"
 #include "cuda_reductions.hpp"
-#include "reduction_layout.hpp"
 #include "detred/blas.hpp"
 #include "detred/reduce.hpp"
 #include "detred/rows.hpp"
 #include "detred/scan.hpp"
 #include "docstrings.hpp"
+#include "reduction_layout.hpp"
 
 namespace detred::python {
 
