@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/device.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/sum.hpp"
@@ -67,6 +68,27 @@ TEST(CudaExactSum, DataSetsEqualTheCpuAndTheReference) {
     for (exact_dataset d : all_exact_datasets)
       for (std::size_t n : sizes) expect_gpu_exact<A, T>(exact_data<T>(d, n, 3 * n + 1), name_of(d));
   });
+}
+
+// The block count (tuning.hpp's exact.waves: 1 to 32 waves of resident blocks, capped by the workspace's bound) is
+// speed only: the data sets at sizes that give one to thousands of blocks, with the CPU's bits for every count.
+TEST(CudaExactSum, EveryBlockCountGivesTheCpuBits) {
+  DETRED_SKIP_WITHOUT_GPU();
+  const std::vector<std::size_t> sizes{4097, std::size_t{1} << 20, (std::size_t{1} << 22) + 5};
+  for (const char* waves : {"exact.waves=1", "exact.waves=2", "exact.waves=5", "exact.waves=32"}) {
+    ASSERT_TRUE(cuda::detail::set_tuning_overrides(waves));
+    for_each_type_pair([&]<class A, class T>() {
+      for (exact_dataset d : {exact_dataset::uniform, exact_dataset::full_range})
+        for (std::size_t n : sizes) {
+          const std::vector<T> x = exact_data<T>(d, n, n + 11);
+          const A cpu = sum<A>(x.data(), x.size(), sum_method::exact);
+          const A gpu =
+              test::sum_host_data<A, T>(std::span<const T>(x), cuda::sum_options{.method = sum_method::exact}, 1);
+          ASSERT_EQ(raw(gpu), raw(cpu)) << waves << " " << name_of(d) << " n=" << n;
+        }
+    });
+  }
+  ASSERT_TRUE(cuda::detail::set_tuning_overrides(nullptr));
 }
 
 // The fast path's window (docs/EXACT.md "On the GPU"): terms at the window's bottom field and just below it, the

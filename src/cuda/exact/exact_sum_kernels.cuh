@@ -14,6 +14,7 @@
 
 #include "detred/accumulators/exact.hpp"
 #include "detred/cuda/detail/dependent_launch.cuh"
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/errors.hpp"
 #include "src/cuda/common/workspace.hpp"
@@ -478,9 +479,9 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
                                                    std::to_string(n) + " given); merge exact_accumulator states");
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
-  // As many blocks as the device keeps resident, no more than the workspace bound (exact_partition_for keeps each
-  // block within 2^30 terms; that many blocks fit the bound for n <= 2^42).
-  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune>());
+  // `waves` times the blocks the device keeps resident (tuning.hpp), no more than the workspace bound
+  // (exact_partition_for keeps each block within 2^30 terms; that many blocks fit the bound for n <= 2^42).
+  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune>()) * std::uint64_t(current_tuning().exact.waves);
   if (wanted > exact_block_bound(n)) wanted = exact_block_bound(n);
   const exact_partition part = exact_partition_for(d_in, n, wanted);
   const std::uint64_t blocks = part.blocks;

@@ -70,9 +70,16 @@ struct scan_tuning {
   int prefetch_tiles = 0;  // each block L2-prefetches the input of the tile this many tiles ahead (0: none)
 };
 
+// The exact sum (src/cuda/exact/): kernel 1's block count, in waves of the blocks the device keeps resident (capped
+// by the workspace's bound, exact_block_bound(n)). Speed only: the exact sum's bits never depend on the grid.
+struct exact_tuning {
+  int waves = 1;
+};
+
 struct tuning {
   sum_tuning sum;
   scan_tuning scan;
+  exact_tuning exact;
 };
 
 // The built-in defaults of a device class, each measured on that class's GPU (docs/PERFORMANCE.md):
@@ -99,7 +106,8 @@ struct tuning_parse_result {
 
 // Applies a comma-separated list of key=value overrides to `base` (empty: base unchanged). Keys and their ranges:
 //   sum.block_threads (32..256, a multiple of 32), sum.depth (1, 2),
-//   scan.threads4, scan.threads8 (32, 64, 128, 256), scan.items4, scan.items8 (4, 8, 16, 32), scan.prefetch (0..4096).
+//   scan.threads4, scan.threads8 (32, 64, 128, 256), scan.items4, scan.items8 (4, 8, 16, 32), scan.prefetch (0..4096),
+//   exact.waves (1..32).
 // A value outside its key's range, an unknown key or a malformed token leaves `base` as it was and reports the token.
 inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::string_view spec) {
   tuning_parse_result r{base, true, {}};
@@ -149,6 +157,8 @@ inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::strin
       t.scan.items_per_thread_8 = v;
     else if (key == "scan.prefetch" && v <= 4096)
       t.scan.prefetch_tiles = v;
+    else if (key == "exact.waves" && v >= 1 && v <= 32)
+      t.exact.waves = v;
     else
       return fail(token);
   }
