@@ -1,14 +1,17 @@
 // detred::nccl on the GPU machine (docs/PERFORMANCE.md, "Distributed"): one process, a thread per GPU
-// (tests/nccl/gpu_ranks.hpp). Peers in the same program:
-//   A. element-wise all-reduce of 256 MiB per GPU on 2 GPUs: ncclAllReduce (sum) against detred::nccl::all_reduce
-//      (sum_method::tree at several chunk sizes, with and without the argument check; sum_method::exact), and an
-//      ncclAllGather of the whole buffers (the transport alone of the naive approach, which gathers every rank's
-//      buffer and then combines); fp32 and bf16. Each iteration: both threads meet at a barrier, then time their call
-//      with CUDA events; an iteration's time is the slower rank's; figures are medians.
-//   B. scalar sums of 1 GiB of fp32 per GPU: detred::cuda::sum and cuda::to_host on one GPU against
-//      detred::nccl::sum on 1 and 2 GPUs (tree and exact), host wall-clock per call (each call returns its value to
-//      the host), medians; and the bits of all of them against the CPU.
-// Usage: bench_nccl [iterations]
+// (tests/nccl/gpu_ranks.hpp). Peers in the same program, NVLink multicast off (NCCL_NVLS_ENABLE=0). Sections:
+//   bars   element-wise all-reduce of 256 MiB per GPU, fp32 and bf16: ncclAllReduce (NCCL's default choice) against
+//          detred::nccl::all_reduce (the default; one-shot and two-shot; thread blocks and chunk sizes; NCCL calls;
+//          exact).
+//   sizes  all-reduce of fp32 at 64 KiB, 1 MiB, 16 MiB, 256 MiB, 1 GiB per GPU: ncclAllReduce and detred's default.
+//   nccl-sizes  ncclAllReduce alone at those sizes: run it in a second process with NCCL pinned
+//          (NCCL_ALGO=allreduce:tree NCCL_PROTO=Simple NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1, read when the
+//          communicators are made) for the deterministic configuration inference stacks use.
+//   shards reduce-scatter of 256 MiB per GPU (fp32, bf16) against ncclReduceScatter; all-gather of the 256 MiB result
+//          against ncclAllGather.
+//   sums   scalar sums of 1 GiB of fp32 per GPU: cuda::sum on one GPU against nccl::sum on 1 and 2 GPUs.
+// Each iteration: the ranks meet at a barrier, then time their call with CUDA events; an iteration's time is the
+// slowest rank's; figures are medians. Usage: bench_nccl [iterations] [section...] (default: bars sizes shards sums)
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -77,46 +80,138 @@ struct timer {
 };
 
 template <class T>
-void all_reduce_table(int gpus, std::size_t bytes) {
-  const std::size_t n = bytes / sizeof(T);
-  const char* type = std::is_same_v<T, float> ? "fp32" : "bf16";
-  const ncclDataType_t nccl_type = std::is_same_v<T, float> ? ncclFloat32 : ncclBfloat16;
-  timer clock(gpus);
-  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
-    const std::vector<T> h = host_values<T>(n, std::uint64_t(rank + 1));
-    T *in = nullptr, *out = nullptr;
+constexpr ncclDataType_t nccl_type_of() {
+  return std::is_same_v<T, float> ? ncclFloat32 : ncclBfloat16;
+}
+template <class T>
+const char* type_name() {
+  return std::is_same_v<T, float> ? "fp32" : "bf16";
+}
+
+std::string size_name(std::size_t bytes) {
+  return bytes >= (std::size_t{1} << 30)   ? std::to_string(bytes >> 30) + " GiB"
+         : bytes >= (std::size_t{1} << 20) ? std::to_string(bytes >> 20) + " MiB"
+                                           : std::to_string(bytes >> 10) + " KiB";
+}
+
+// Per rank: an input and an output buffer of `bytes`, and a stream.
+template <class T>
+struct rank_buffers {
+  T *in = nullptr, *out = nullptr;
+  cudaStream_t s = nullptr;
+  rank_buffers(std::size_t bytes, int rank, std::size_t out_bytes) {
+    const std::vector<T> h = host_values<T>(bytes / sizeof(T), std::uint64_t(rank + 1));
     cuda::check(cudaMalloc(&in, bytes), "cudaMalloc");
-    cuda::check(cudaMalloc(&out, bytes), "cudaMalloc");
+    cuda::check(cudaMalloc(&out, out_bytes), "cudaMalloc");
     cuda::check(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-    cudaStream_t s;
     cuda::check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-    const double base = clock.run(
-        rank, s, [&] { nccl::check(ncclAllReduce(in, out, n, nccl_type, ncclSum, ctx.comm(), s), "ncclAllReduce"); });
-    auto report = [&](const std::string& name, double t) {
-      if (rank == 0)
-        std::printf("all_reduce %s %d GPUs %zu MiB/GPU  %-58s %8.3f ms  %7.1f GB/s  %.3fx ncclAllReduce\n", type, gpus,
-                    bytes >> 20, name.c_str(), t, double(bytes) / t / 1e6, base / t);
-    };
-    report("ncclAllReduce (sum, NCCL's choice of algorithm)", base);
-    auto detred_variant = [&](const std::string& name, const nccl::all_reduce_options& o) {
-      report(name, clock.run(rank, s, [&] { nccl::all_reduce(ctx, in, out, n, s, o); }));
-    };
-    for (std::size_t chunk_mib : {8, 16, 32, 64, 128, 256}) {
-      const std::string chunk = "chunk " + std::to_string(chunk_mib) + " MiB";
-      detred_variant("detred tree, " + chunk, {.chunk_bytes = chunk_mib << 20});
-      detred_variant("detred tree, " + chunk + ", no arg check",
-                     {.chunk_bytes = chunk_mib << 20, .check_arguments = false});
-    }
-    detred_variant("detred exact (default options)", {.method = sum_method::exact});
-    T* gathered = nullptr;
-    cuda::check(cudaMalloc(&gathered, bytes * std::size_t(gpus)), "cudaMalloc");
-    report("ncclAllGather of whole buffers (naive approach, no combine)", clock.run(rank, s, [&] {
-      nccl::check(ncclAllGather(in, gathered, n, nccl_type, ctx.comm(), s), "ncclAllGather");
-    }));
-    cudaFree(gathered);
+  }
+  ~rank_buffers() {
     cudaFree(in);
     cudaFree(out);
     cudaStreamDestroy(s);
+  }
+};
+
+template <class T>
+void all_reduce_bars(int gpus, std::size_t bytes) {
+  const std::size_t n = bytes / sizeof(T);
+  const char* type = type_name<T>();
+  timer clock(gpus);
+  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+    rank_buffers<T> b(bytes, rank, bytes);
+    const double base = clock.run(rank, b.s, [&] {
+      nccl::check(ncclAllReduce(b.in, b.out, n, nccl_type_of<T>(), ncclSum, ctx.comm(), b.s), "ncclAllReduce");
+    });
+    auto report = [&](const std::string& name, double t) {
+      if (rank == 0)
+        std::printf("all_reduce %s %d GPUs %s/GPU  %-52s %8.3f ms  %7.1f GB/s  %.3fx ncclAllReduce\n", type, gpus,
+                    size_name(bytes).c_str(), name.c_str(), t, double(bytes) / t / 1e6, base / t);
+    };
+    report("ncclAllReduce (sum, NCCL's default choice)", base);
+    auto variant = [&](const std::string& name, const nccl::all_reduce_options& o) {
+      report(name, clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s, o); }));
+    };
+    variant("detred tree (default options)", {});
+    variant("detred tree, no arg check", {.check_arguments = false});
+    for (auto [alg, label] : {std::pair{nccl::peer_algorithm::one_shot, "one-shot"},
+                              std::pair{nccl::peer_algorithm::two_shot, "two-shot"}}) {
+      for (unsigned blocks : {32u, 64u, 128u})
+        variant("detred tree " + std::string(label) + ", " + std::to_string(blocks) + " blocks, chunk 32 MiB, no check",
+                {.algorithm = alg, .blocks = blocks, .check_arguments = false});
+      for (std::size_t chunk_mib : {8, 128})
+        variant(
+            "detred tree " + std::string(label) + ", 64 blocks, chunk " + std::to_string(chunk_mib) + " MiB, no check",
+            {.chunk_bytes = chunk_mib << 20, .algorithm = alg, .blocks = 64, .check_arguments = false});
+    }
+    variant("detred tree, NCCL calls transport, chunk 32 MiB",
+            {.transport = nccl::transport::nccl_calls, .check_arguments = false});
+    variant("detred exact (default options)", {.method = sum_method::exact});
+  });
+}
+
+void all_reduce_sizes(int gpus, bool detred_too) {
+  timer clock(gpus);
+  const std::size_t largest = std::size_t{1} << 30;
+  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+    rank_buffers<float> b(largest, rank, largest);
+    for (std::size_t bytes :
+         {std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{256} << 20, largest}) {
+      const std::size_t n = bytes / sizeof(float);
+      const double base = clock.run(rank, b.s, [&] {
+        nccl::check(ncclAllReduce(b.in, b.out, n, ncclFloat32, ncclSum, ctx.comm(), b.s), "ncclAllReduce");
+      });
+      if (!detred_too) {
+        if (rank == 0)
+          std::printf("sizes fp32 %d GPUs %-7s ncclAllReduce (this process's NCCL settings) %9.3f ms %7.1f GB/s\n",
+                      gpus, size_name(bytes).c_str(), base, double(bytes) / base / 1e6);
+        continue;
+      }
+      const double ours = clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s); });
+      const double lean =
+          clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s, {.check_arguments = false}); });
+      if (rank == 0)
+        std::printf(
+            "sizes fp32 %d GPUs %-7s ncclAllReduce %9.3f ms  detred %9.3f ms (%.3fx)  detred no check %9.3f ms "
+            "(%.3fx)\n",
+            gpus, size_name(bytes).c_str(), base, ours, base / ours, lean, base / lean);
+    }
+  });
+}
+
+template <class T>
+void shard_bars(int gpus, std::size_t bytes) {
+  const std::size_t n = bytes / sizeof(T), shard = n / std::size_t(gpus);
+  timer clock(gpus);
+  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+    rank_buffers<T> b(bytes, rank, bytes);
+    const double base = clock.run(rank, b.s, [&] {
+      nccl::check(ncclReduceScatter(b.in, b.out, shard, nccl_type_of<T>(), ncclSum, ctx.comm(), b.s),
+                  "ncclReduceScatter");
+    });
+    auto report = [&](const char* what, const std::string& name, double t, double peer) {
+      if (rank == 0)
+        std::printf("%s %s %d GPUs %s/GPU  %-44s %8.3f ms  %.3fx %s\n", what, type_name<T>(), gpus,
+                    size_name(bytes).c_str(), name.c_str(), t, peer / t,
+                    what[0] == 'r' ? "ncclReduceScatter" : "ncclAllGather");
+    };
+    report("reduce_scatter", "ncclReduceScatter (sum)", base, base);
+    report("reduce_scatter", "detred tree (default options)",
+           clock.run(rank, b.s, [&] { nccl::reduce_scatter(ctx, b.in, b.out, shard, b.s); }), base);
+    for (unsigned blocks : {32u, 64u, 128u})
+      report("reduce_scatter", "detred tree, " + std::to_string(blocks) + " blocks, no check",
+             clock.run(rank, b.s,
+                       [&] {
+                         nccl::reduce_scatter(ctx, b.in, b.out, shard, b.s,
+                                              {.blocks = blocks, .check_arguments = false});
+                       }),
+             base);
+    const double gather = clock.run(rank, b.s, [&] {
+      nccl::check(ncclAllGather(b.in, b.out, shard, nccl_type_of<T>(), ctx.comm(), b.s), "ncclAllGather");
+    });
+    report("all_gather", "ncclAllGather", gather, gather);
+    report("all_gather", "detred (default options)",
+           clock.run(rank, b.s, [&] { nccl::all_gather(ctx, b.in, b.out, shard, b.s); }), gather);
   });
 }
 
@@ -193,20 +288,46 @@ void scalar_sums(int max_gpus) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1) iterations = std::atoi(argv[1]);
+  std::vector<std::string> sections;
+  for (int i = 1; i < argc; ++i) {
+    if (i == 1 && std::atoi(argv[i]) > 0)
+      iterations = std::atoi(argv[i]);
+    else
+      sections.push_back(argv[i]);
+  }
+  if (sections.empty()) sections = {"bars", "sizes", "shards", "sums"};
   const int gpus = test::gpu_count();
   if (gpus < 1) {
     std::printf("no GPU: nothing to measure\n");
     return 0;
   }
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
   int version = 0;
   ncclGetVersion(&version);
-  std::printf("NCCL %d, %d GPU(s), NCCL_NVLS_ENABLE=%s, %d iterations\n", version, gpus,
-              std::getenv("NCCL_NVLS_ENABLE") ? std::getenv("NCCL_NVLS_ENABLE") : "(unset: set to 0)", iterations);
-  if (gpus >= 2) {
-    all_reduce_table<float>(2, std::size_t{256} << 20);
-    all_reduce_table<bfloat16>(2, std::size_t{256} << 20);
+  const auto env = [](const char* name) { return std::getenv(name) ? std::getenv(name) : "(unset)"; };
+  std::printf(
+      "NCCL %d, %d GPU(s), NCCL_NVLS_ENABLE=%s NCCL_ALGO=%s NCCL_PROTO=%s NCCL_MIN_NCHANNELS=%s "
+      "NCCL_MAX_NCHANNELS=%s, %d iterations\n",
+      version, gpus, env("NCCL_NVLS_ENABLE"), env("NCCL_ALGO"), env("NCCL_PROTO"), env("NCCL_MIN_NCHANNELS"),
+      env("NCCL_MAX_NCHANNELS"), iterations);
+  const int ranks = std::min(gpus, 4);
+  for (const std::string& section : sections) {
+    if (section == "sums") {
+      scalar_sums(std::min(gpus, 2));
+    } else if (gpus < 2) {
+      std::printf("%s: needs 2 GPUs\n", section.c_str());
+    } else if (section == "bars") {
+      all_reduce_bars<float>(ranks, std::size_t{256} << 20);
+      all_reduce_bars<bfloat16>(ranks, std::size_t{256} << 20);
+    } else if (section == "sizes" || section == "nccl-sizes") {
+      all_reduce_sizes(ranks, section == "sizes");
+    } else if (section == "shards") {
+      shard_bars<float>(ranks, std::size_t{256} << 20);
+      shard_bars<bfloat16>(ranks, std::size_t{256} << 20);
+    } else {
+      std::printf("unknown section %s\n", section.c_str());
+      return 2;
+    }
   }
-  scalar_sums(std::min(gpus, 2));
   return 0;
 }

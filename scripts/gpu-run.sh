@@ -14,7 +14,8 @@
 #   bars-scatter bench_scatter 20 (float atomics and CUB's segmented reduce), then, where the Python package is
 #                importable (PYTHONPATH), python/benchmarks/bench_scatter_torch.py (PyTorch's index_add_ and scatter_add_)
 #   bars         the six bars suites above
-#   nccl         test_nccl and bench_nccl 30 (two GPUs for the all-reduce bar; NVLink multicast stays off)
+#   nccl         test_nccl, bench_nccl 30, and its NCCL-only sizes again with NCCL pinned (two GPUs for the bars;
+#                NVLink multicast stays off)
 #   all          tests, bars, and nccl where two GPUs are visible
 #
 # Output: one log per suite under $OUT (tests.txt, bars-sum.txt, ..., nccl.txt) and summary.txt, a line per step
@@ -171,8 +172,12 @@ suite_nccl() {
     echo "NCCL library: ${nccl_lib:-libnccl.so.2 from the system}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; GPUs: $gpus"
   } >>"$log"
   [ "$gpus" -ge 2 ] || note "nccl: $gpus GPU visible: the two-GPU tests skip and the all-reduce bar is not measured"
-  have test_nccl && step "$log" 150 "test_nccl" "$BIN/test_nccl"
-  have bench_nccl && step "$log" 200 "bench_nccl 30" "$BIN/bench_nccl" 30
+  have test_nccl && step "$log" 180 "test_nccl" "$BIN/test_nccl"
+  have bench_nccl && step "$log" 240 "bench_nccl 30" "$BIN/bench_nccl" 30
+  # NCCL pinned to the deterministic configuration inference stacks use; read when communicators are made, so in a
+  # process of its own.
+  have bench_nccl && step "$log" 150 "bench_nccl 30 nccl-sizes (NCCL pinned: tree, Simple, one channel)" \
+    env NCCL_ALGO=allreduce:tree NCCL_PROTO=Simple NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1 "$BIN/bench_nccl" 30 nccl-sizes
 }
 
 [ $# -gt 0 ] || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }

@@ -13,6 +13,7 @@
 #include "detred/order.hpp"
 #include "detred/types/bfloat16.hpp"
 #include "detred/types/float_traits.hpp"
+#include "detred/types/half.hpp"
 #include "src/distributed/rank_order.hpp"
 #include "src/nccl/combine.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(bfloat16 x) { return x.to_float(); }
+__device__ __forceinline__ float to_float(half x) { return x.to_float(); }
 template <class T>
 __device__ __forceinline__ T from_float(float x);
 template <>
@@ -31,9 +33,13 @@ template <>
 __device__ __forceinline__ bfloat16 from_float<bfloat16>(float x) {
   return canonicalize_nan(bfloat16::from_float(x));
 }
+template <>
+__device__ __forceinline__ half from_float<half>(float x) {
+  return canonicalize_nan(half::from_float(x));
+}
 
 struct add_floats {
-  __device__ void operator()(float& left, const float& right) const { left = left + right; }
+  __host__ __device__ void operator()(float& left, const float& right) const { left = left + right; }
 };
 
 template <class T>
@@ -101,7 +107,24 @@ void launch_vectors(int ranks, const T* own, const T* staged, std::uint64_t stri
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
+__global__ void reduce_rows_kernel(const float* in, std::uint64_t stride, int rows, float* out, std::uint64_t n) {
+  for (std::uint64_t e = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; e < n;
+       e += std::uint64_t(gridDim.x) * blockDim.x) {
+    binary_counter<float, add_floats> counter;
+    for (int k = 0; k < rows; ++k) counter.push(in[std::uint64_t(k) * stride + e]);
+    out[e] = counter.fold();
+  }
+}
+
 }  // namespace
+
+void launch_reduce_rows(const float* in, std::uint64_t stride, int rows, float* out, std::uint64_t n,
+                        cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned grid = unsigned(n / 256 + 1 < 1056 ? n / 256 + 1 : 1056);
+  reduce_rows_kernel<<<grid, 256, 0, stream>>>(in, stride, rows, out, n);
+  cuda::check(cudaGetLastError(), "detred::nccl: reduce_rows kernel launch");
+}
 
 template <class T>
 void launch_combine(const T* own, const T* staged, std::uint64_t stride, int ranks, int me, T* out, std::uint64_t count,
@@ -126,5 +149,7 @@ template void launch_combine<float>(const float*, const float*, std::uint64_t, i
                                     cudaStream_t);
 template void launch_combine<bfloat16>(const bfloat16*, const bfloat16*, std::uint64_t, int, int, bfloat16*,
                                        std::uint64_t, bool, cudaStream_t);
+template void launch_combine<half>(const half*, const half*, std::uint64_t, int, int, half*, std::uint64_t, bool,
+                                   cudaStream_t);
 
 }  // namespace detred::nccl::detail

@@ -12,6 +12,7 @@
 
 #include "detred/nccl/context.hpp"
 #include "src/distributed/call_signature.hpp"
+#include "src/nccl/peer.hpp"
 
 namespace detred::nccl {
 
@@ -45,6 +46,7 @@ struct context::state {
   cudaStream_t side = nullptr;  // the combine kernels of a pipelined all-reduce
   cudaEvent_t exchanged[2] = {}, combined[2] = {};
   detail::device_buffer records, workspace, staging, roots;
+  detail::peer_memory peer;       // the symmetric window and device communicator of the peer-memory transport
   unsigned char* host = nullptr;  // pinned: size * record_bytes (and the gathered roots)
   std::size_t host_bytes = 0;
 

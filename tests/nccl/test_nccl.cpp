@@ -5,6 +5,7 @@
 // mismatched or invalid arguments on one rank throw invalid_argument on every rank, which stay in step.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -61,8 +62,19 @@ void add_sum_cases(std::vector<sum_case>& cases, int gpus, std::shared_ptr<const
   std::vector<std::vector<std::size_t>> cuts;
   if (gpus == 1) {
     cuts = {{0, n}};
-  } else {
+  } else if (gpus == 2) {
     cuts = {{0, n / 2, n}, {0, std::min(n, n / 3 + 7), n}, {0, 0, n}, {0, n, n}};
+  } else {
+    // Even parts (the first cut, printed), uneven ones, empty ranks at either end and in the middle.
+    std::vector<std::size_t> even, uneven, empty_first, all_last;
+    for (int r = 0; r <= gpus; ++r) {
+      even.push_back(n * std::size_t(r) / std::size_t(gpus));
+      uneven.push_back(std::min(n, std::size_t(r) * std::size_t(r) * (n / std::size_t(gpus * gpus) + 3)));
+      empty_first.push_back(r == 0 ? 0 : n * std::size_t(r - 1) / std::size_t(gpus - 1));
+      all_last.push_back(r == gpus ? n : 0);
+    }
+    uneven.back() = n;
+    cuts = {even, uneven, empty_first, all_last};
   }
   // The launch fields of sum_options go to each rank's cuda::sum of its blocks: speed only, the same bits.
   const cuda::sum_options launch{
@@ -116,7 +128,7 @@ void sums_on(int gpus) {
     EXPECT_EQ(cases[i].one_gpu, cases[i].cpu) << cases[i].what << ": single-GPU cuda::sum differs from the CPU";
     for (int r = 0; r < gpus; ++r)
       EXPECT_EQ(got[i][std::size_t(r)], cases[i].cpu) << cases[i].what << " gpus=" << gpus << " rank " << r;
-    if (cases[i].cut[1] == cases[i].cut.back() / 2 || gpus == 1)
+    if (cases[i].cut[1] == cases[i].cut.back() / std::size_t(gpus))
       std::printf("%d GPU(s) %-44s 0x%llx (CPU 0x%llx, one GPU 0x%llx)\n", gpus, cases[i].what.c_str(),
                   (unsigned long long)got[i][0], (unsigned long long)cases[i].cpu,
                   (unsigned long long)cases[i].one_gpu);
@@ -131,6 +143,56 @@ TEST(NcclSum, TwoGpusGiveTheCpuBitsForEveryPartition) {
   DETRED_NEED_GPUS(2);
   sums_on(2);
 }
+TEST(NcclSum, ThreeGpusGiveTheCpuBitsForEveryPartition) {
+  DETRED_NEED_GPUS(3);
+  sums_on(3);
+}
+TEST(NcclSum, FourGpusGiveTheCpuBitsForEveryPartition) {
+  DETRED_NEED_GPUS(4);
+  sums_on(4);
+}
+
+// The same ill-conditioned array summed on 1 .. G GPUs (G: the GPUs present, at least 2): each rank's part summed
+// with cuda::sum and the partial sums combined by a plain ncclAllReduce give bits that depend on the GPU count;
+// nccl::sum gives the CPU's bits on every count. The plain bits are printed (they differ where NCCL's order and the
+// partition change the rounding); detred's are asserted.
+TEST(NcclSum, PlainNcclAllReduceDependsOnTheGpuCountDetredDoesNot) {
+  DETRED_NEED_GPUS(2);
+  const std::size_t n = (std::size_t{1} << 22) + 3;
+  const std::vector<float> x = verify::generate<float>({verify::distribution::ill, n, 77, 1e7});
+  const std::uint64_t cpu = raw(sum<float>(x.data(), n, sum_method::tree));
+  std::vector<std::uint64_t> plain, ours;
+  for (int gpus = 1; gpus <= std::min(test::gpu_count(), 4); ++gpus) {
+    std::vector<std::uint64_t> p(static_cast<std::size_t>(gpus)), d(static_cast<std::size_t>(gpus));
+    test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+      const std::size_t b = n * std::size_t(rank) / std::size_t(gpus),
+                        e = n * std::size_t(rank + 1) / std::size_t(gpus);
+      float* part = upload(x.data() + b, e - b);
+      float* partial = nullptr;
+      cuda::check(cudaMalloc(&partial, sizeof(float)), "cudaMalloc");
+      std::size_t wb = 0;
+      cuda::sum(nullptr, wb, part, partial, e - b);
+      void* w = nullptr;
+      cuda::check(cudaMalloc(&w, wb), "cudaMalloc");
+      cuda::sum(w, wb, part, partial, e - b);
+      nccl::check(ncclAllReduce(partial, partial, 1, ncclFloat32, ncclSum, ctx.comm(), nullptr), "ncclAllReduce");
+      p[std::size_t(rank)] = raw(cuda::to_host(partial));
+      d[std::size_t(rank)] = raw(nccl::sum(ctx, part, e - b));
+      cudaFree(w);
+      cudaFree(partial);
+      cudaFree(part);
+    });
+    plain.push_back(p[0]);
+    ours.push_back(d[0]);
+    for (int r = 0; r < gpus; ++r) EXPECT_EQ(d[std::size_t(r)], cpu) << gpus << " GPUs, rank " << r;
+    std::printf("%d GPU(s): cuda::sum parts + plain ncclAllReduce 0x%08llx, nccl::sum 0x%08llx (CPU 0x%08llx)\n", gpus,
+                (unsigned long long)p[0], (unsigned long long)d[0], (unsigned long long)cpu);
+  }
+  std::size_t distinct = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i)
+    distinct += std::count(plain.begin(), plain.begin() + i, plain[i]) == 0;
+  std::printf("plain ncclAllReduce: %zu distinct results over 1 .. %zu GPUs; nccl::sum: one\n", distinct, plain.size());
+}
 
 // The CPU's element-wise reference: each element summed over ranks in rank order.
 template <class T>
@@ -143,10 +205,10 @@ T reference(const std::vector<std::vector<T>>& in, std::size_t e, sum_method met
     return acc.rounded<T>();
   }
   const float s = sum<float>(values.data(), values.size(), sum_method::tree);
-  if constexpr (std::is_same_v<T, bfloat16>)
-    return canonicalize_nan(bfloat16::from_float(s));
-  else
+  if constexpr (std::is_same_v<T, float>)
     return s;
+  else
+    return canonicalize_nan(T::from_float(s));
 }
 
 struct all_reduce_case {
@@ -154,20 +216,42 @@ struct all_reduce_case {
   nccl::all_reduce_options options;
   bool in_place;
   std::string what;
+  bool offset = false;  // buffers one element past a 16-byte boundary: the element-wise kernels
 };
+
+// The transports and data flows every all-reduce case runs with: the same bits from each.
+const std::vector<std::pair<std::string, nccl::all_reduce_options>>& transports() {
+  static const std::vector<std::pair<std::string, nccl::all_reduce_options>> t = {
+      {"auto", {}},
+      {"nccl calls", {.transport = nccl::transport::nccl_calls}},
+      {"one-shot", {.transport = nccl::transport::peer_memory, .algorithm = nccl::peer_algorithm::one_shot}},
+      {"two-shot", {.transport = nccl::transport::peer_memory, .algorithm = nccl::peer_algorithm::two_shot}},
+      {"two-shot 3 blocks",
+       {.transport = nccl::transport::peer_memory, .algorithm = nccl::peer_algorithm::two_shot, .blocks = 3}},
+  };
+  return t;
+}
 
 template <class T>
 void all_reduces_on(int gpus) {
   std::vector<all_reduce_case> cases;
-  for (sum_method method : {sum_method::tree, sum_method::exact})
-    for (std::uint64_t n :
-         {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1001}, std::uint64_t{(1 << 20) + 3}}) {
-      const std::string m(to_string(method));
-      cases.push_back({n, {.method = method}, false, m + " default"});
-      // Many pipeline steps, slices not a power of two.
-      cases.push_back({n, {.method = method, .chunk_bytes = 40000}, true, m + " small chunks, in place"});
-      if (n <= 1001) cases.push_back({n, {.method = method, .chunk_bytes = 1}, false, m + " one vector a slice"});
-    }
+  for (const auto& [name, base] : transports())
+    for (sum_method method : {sum_method::tree, sum_method::exact})
+      for (std::uint64_t n :
+           {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1001}, std::uint64_t{(1 << 20) + 3}}) {
+        if (method == sum_method::exact && n > 1001 && name != "auto") continue;
+        const std::string m = std::string(to_string(method)) + " " + name;
+        nccl::all_reduce_options o = base;
+        o.method = method;
+        cases.push_back({n, o, false, m + " default"});
+        // Many pipeline steps (rounds), slices not a power of two.
+        o.chunk_bytes = 40000;
+        cases.push_back({n, o, true, m + " small chunks, in place"});
+        o.chunk_bytes = 1;
+        if (n <= 1001) cases.push_back({n, o, false, m + " one vector a slice"});
+        o.chunk_bytes = 100000;
+        cases.push_back({n, o, false, m + " misaligned", true});
+      }
   // Inputs per (n, rank); outputs per (case, rank).
   std::map<std::size_t, std::vector<std::vector<T>>> in;
   for (const all_reduce_case& c : cases)
@@ -183,14 +267,18 @@ void all_reduces_on(int gpus) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const all_reduce_case& c = cases[i];
       const std::vector<T>& mine = in[c.n][std::size_t(rank)];
-      T* d_in = upload(mine.data(), c.n);
-      T* d_out = c.in_place ? d_in : upload(mine.data(), c.n);
+      std::vector<T> padded(c.n + 1);
+      std::copy(mine.begin(), mine.end(), padded.begin() + (c.offset ? 1 : 0));
+      T* a_in = upload(padded.data(), c.n + 1);
+      T* a_out = c.in_place ? a_in : upload(padded.data(), c.n + 1);
+      T* d_in = a_in + (c.offset ? 1 : 0);
+      T* d_out = a_out + (c.offset ? 1 : 0);
       nccl::all_reduce(ctx, d_in, d_out, c.n, nullptr, c.options);
       std::vector<T>& o = out[i][std::size_t(rank)];
       o.resize(c.n);
       cuda::check(cudaMemcpy(o.data(), d_out, c.n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
-      cudaFree(d_in);
-      if (!c.in_place) cudaFree(d_out);
+      cudaFree(a_in);
+      if (!c.in_place) cudaFree(a_out);
     }
   });
   std::map<std::pair<std::uint64_t, sum_method>, std::vector<T>> expected_for;  // computed once per (n, method)
@@ -213,15 +301,173 @@ void all_reduces_on(int gpus) {
               float_traits<T>::name, cases.size());
 }
 
-TEST(NcclAllReduce, OneGpuFloatAndBfloat16) {
+TEST(NcclAllReduce, OneGpuFloatBfloat16AndHalf) {
   DETRED_NEED_GPUS(1);
   all_reduces_on<float>(1);
   all_reduces_on<bfloat16>(1);
+  all_reduces_on<detred::half>(1);
 }
 TEST(NcclAllReduce, TwoGpusEqualTheRankOrderReduceOnTheCpu) {
   DETRED_NEED_GPUS(2);
   all_reduces_on<float>(2);
   all_reduces_on<bfloat16>(2);
+  all_reduces_on<detred::half>(2);
+}
+TEST(NcclAllReduce, ThreeGpusEqualTheRankOrderReduceOnTheCpu) {
+  DETRED_NEED_GPUS(3);
+  all_reduces_on<float>(3);
+  all_reduces_on<bfloat16>(3);
+}
+TEST(NcclAllReduce, FourGpusEqualTheRankOrderReduceOnTheCpu) {
+  DETRED_NEED_GPUS(4);
+  all_reduces_on<float>(4);
+  all_reduces_on<bfloat16>(4);
+}
+
+// Reduce-scatter: rank r's shard equals elements r * n_shard .. of the CPU's element-wise rank-order reduce;
+// all-gather: every rank's shards, in rank order, bit for bit. Both transports, in place and not, aligned and not.
+template <class T>
+void shards_on(int gpus) {
+  struct shard_case {
+    std::uint64_t shard;
+    std::string name;
+    nccl::all_reduce_options options;
+    std::vector<std::vector<T>> in, scattered, gathered;
+  };
+  std::vector<shard_case> cases;
+  for (std::uint64_t shard : {std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{4096}, std::uint64_t{(1 << 19) + 1}})
+    for (const auto& [name, base] : transports())
+      for (sum_method method : {sum_method::tree, sum_method::exact}) {
+        if (method == sum_method::exact && shard > 4096) continue;
+        shard_case c{shard, name, base, {}, {}, {}};
+        c.options.method = method;
+        if (shard > 4096) c.options.chunk_bytes = 300000;
+        const std::uint64_t n = shard * std::uint64_t(gpus);
+        for (int r = 0; r < gpus; ++r) {
+          c.in.push_back(verify::generate<T>(
+              {r % 2 ? verify::distribution::ill : verify::distribution::lognormal, n, std::uint64_t(300 + r), 1e6}));
+          c.scattered.emplace_back(shard);
+          c.gathered.emplace_back(n);
+        }
+        cases.push_back(std::move(c));
+      }
+  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+    for (shard_case& c : cases) {
+      const std::uint64_t shard = c.shard, n = shard * std::uint64_t(gpus);
+      const bool in_place = shard % 2 == 1;
+      const std::vector<T>& mine = c.in[std::size_t(rank)];
+      T* d_in = upload(mine.data(), n);
+      T* d_out = in_place ? d_in + std::uint64_t(rank) * shard : upload(mine.data(), shard);
+      nccl::reduce_scatter(ctx, d_in, d_out, shard, nullptr, c.options);
+      cuda::check(cudaMemcpy(c.scattered[std::size_t(rank)].data(), d_out, shard * sizeof(T), cudaMemcpyDeviceToHost),
+                  "cudaMemcpy");
+      // All-gather of the reduced shards: every rank then holds the all-reduce.
+      T* d_full = upload(mine.data(), n);
+      if (in_place) {
+        cuda::check(
+            cudaMemcpy(d_full + std::uint64_t(rank) * shard, d_out, shard * sizeof(T), cudaMemcpyDeviceToDevice),
+            "cudaMemcpy");
+        nccl::all_gather(ctx, d_full + std::uint64_t(rank) * shard, d_full, shard, nullptr, c.options);
+      } else {
+        nccl::all_gather(ctx, d_out, d_full, shard, nullptr, c.options);
+      }
+      cuda::check(cudaMemcpy(c.gathered[std::size_t(rank)].data(), d_full, n * sizeof(T), cudaMemcpyDeviceToHost),
+                  "cudaMemcpy");
+      cudaFree(d_full);
+      cudaFree(d_in);
+      if (!in_place) cudaFree(d_out);
+    }
+  });
+  for (const shard_case& c : cases) {
+    const std::uint64_t shard = c.shard, n = shard * std::uint64_t(gpus);
+    const sum_method method = c.options.method;
+    std::size_t wrong = 0;
+    for (std::uint64_t e = 0; e < n; ++e) {
+      const T expected = reference(c.in, e, method);
+      const std::size_t owner = std::size_t(e / shard);
+      if (raw(c.scattered[owner][e % shard]) != raw(expected) && wrong++ < 5)
+        ADD_FAILURE() << "reduce_scatter " << c.name << " " << to_string(method) << " shard=" << shard << " element "
+                      << e << ": 0x" << std::hex << raw(c.scattered[owner][e % shard]) << " expected 0x"
+                      << raw(expected);
+      for (int r = 0; r < gpus; ++r)
+        if (raw(c.gathered[std::size_t(r)][e]) != raw(expected) && wrong++ < 5)
+          ADD_FAILURE() << "all_gather " << c.name << " shard=" << shard << " rank " << r << " element " << e;
+    }
+    EXPECT_EQ(wrong, 0u) << c.name << " " << to_string(method) << " shard=" << shard;
+  }
+  std::printf("%d GPU(s), %s: %zu reduce-scatter + all-gather cases, every element the CPU's rank-order sum\n", gpus,
+              float_traits<T>::name, cases.size());
+}
+
+TEST(NcclReduceScatterAllGather, OneGpu) {
+  DETRED_NEED_GPUS(1);
+  shards_on<float>(1);
+  shards_on<bfloat16>(1);
+}
+TEST(NcclReduceScatterAllGather, TwoGpusEqualTheRankOrderReduceOnTheCpu) {
+  DETRED_NEED_GPUS(2);
+  shards_on<float>(2);
+  shards_on<bfloat16>(2);
+  shards_on<detred::half>(2);
+}
+TEST(NcclReduceScatterAllGather, FourGpusEqualTheRankOrderReduceOnTheCpu) {
+  DETRED_NEED_GPUS(4);
+  shards_on<float>(4);
+}
+
+// all_reduce_micro_batches (docs/DISTRIBUTED.md, "Gradients that do not depend on the GPU count"): M micro-batch
+// gradients in one global order give the CPU's canonical reduce over the M values (tree) or its correctly rounded sum
+// (exact) on 1 GPU holding all M rows and on every GPU count that splits them into whole ranks.
+template <class T>
+void micro_batches_on(int max_gpus) {
+  const std::uint64_t n = 70001;  // odd: the 16-byte vectors end in a partial one
+  for (int M : {8, 6, 12})
+    for (sum_method method : {sum_method::tree, sum_method::exact}) {
+      std::vector<std::vector<T>> grads;  // M rows in global order
+      for (int g = 0; g < M; ++g)
+        grads.push_back(verify::generate<T>(
+            {g % 3 ? verify::distribution::ill : verify::distribution::cancel, n, std::uint64_t(500 + g), 1e6}));
+      std::vector<T> expected(n);
+      for (std::uint64_t e = 0; e < n; ++e) expected[e] = reference(grads, e, method);
+      for (int gpus = 1; gpus <= max_gpus; ++gpus) {
+        if (M % gpus != 0) continue;
+        const int rows = M / gpus;
+        const std::uint64_t stride = n + 3;
+        std::vector<std::vector<T>> out(static_cast<std::size_t>(gpus), std::vector<T>(n));
+        test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+          std::vector<T> block(stride * std::uint64_t(rows));
+          for (int k = 0; k < rows; ++k)
+            std::copy(grads[std::size_t(rank * rows + k)].begin(), grads[std::size_t(rank * rows + k)].end(),
+                      block.begin() + std::ptrdiff_t(std::uint64_t(k) * stride));
+          T* d = upload(block.data(), block.size());
+          T* d_out = nullptr;
+          cuda::check(cudaMalloc(&d_out, n * sizeof(T)), "cudaMalloc");
+          nccl::all_reduce_micro_batches(ctx, d, stride, rows, d_out, n, nullptr, {.method = method});
+          cuda::check(cudaMemcpy(out[std::size_t(rank)].data(), d_out, n * sizeof(T), cudaMemcpyDeviceToHost),
+                      "cudaMemcpy");
+          cudaFree(d);
+          cudaFree(d_out);
+        });
+        std::size_t wrong = 0;
+        for (int r = 0; r < gpus; ++r)
+          for (std::uint64_t e = 0; e < n; ++e)
+            if (raw(out[std::size_t(r)][e]) != raw(expected[e]) && wrong++ < 5)
+              ADD_FAILURE() << float_traits<T>::name << " M=" << M << " " << to_string(method) << " gpus=" << gpus
+                            << " rank " << r << " element " << e << ": 0x" << std::hex << raw(out[std::size_t(r)][e])
+                            << " expected 0x" << raw(expected[e]);
+        EXPECT_EQ(wrong, 0u);
+        std::printf("%s M=%d %s on %d GPU(s) (%d rows each): %s\n", float_traits<T>::name, M,
+                    std::string(to_string(method)).c_str(), gpus, rows,
+                    wrong == 0 ? "the CPU's bits over all M micro-batches" : "DIFFERENT bits");
+      }
+    }
+}
+
+TEST(NcclMicroBatches, TheSameBitsOnEveryGpuCount) {
+  DETRED_NEED_GPUS(1);
+  const int gpus = std::min(test::gpu_count(), 4);
+  micro_batches_on<float>(gpus);
+  micro_batches_on<bfloat16>(gpus);
 }
 
 // Mismatched arguments: every rank throws the same invalid_argument; nothing hangs.

@@ -11,23 +11,33 @@
 //
 // out[e] on every rank is the sum over ranks 0, 1, ..., P-1 of in_r[e], in rank order:
 // - sum_method::tree (the default): the canonical order over the P values (docs/ORDER.md), plain IEEE additions in
-//   float (bfloat16 inputs: exact widening, float additions, one rounding to bfloat16 at the end); bit for bit
-//   detred::sum<float>(values in rank order) (rounded to bfloat16). |error| <= gamma_{h(P)} sum_r |in_r[e]|.
+//   float (bfloat16 and half inputs: exact widening, float additions, one rounding to the input type at the end); bit
+//   for bit detred::sum<float>(values in rank order) (rounded to the input type). |error| <= gamma_{h(P)} sum_r
+//   |in_r[e]|.
 // - sum_method::exact: the correctly rounded sum of the P values in the output type: the same bits for any rank
 //   order.
 // Other methods: invalid_argument. NaN results are detred's canonical NaN; -0.0 only when every input is -0.0; Inf and
 // overflow as IEEE gives them. Each element's result is a function of its P values and P alone: never of n, of the
 // chunking, of NCCL's algorithm or of the grid. Reproducibility: gpu_to_gpu (and cpu_gpu: the CPU's rank-order sum).
 //
-// Transport: the vector is cut into chunks of options.chunk_bytes, each chunk into P slices; rank j receives every
-// other rank's part of slice j (ncclSend/ncclRecv in a group, the shape of a reduce-scatter), combines the P values of
-// each element in rank order with a kernel, and an ncclAllGather returns the combined slices to everyone: the bytes of
-// a ring all-reduce. Chunk k's combine (on the context's second stream) overlaps chunk k+1's exchange.
+// Transport (options.transport; docs/DISTRIBUTED.md, "Peer memory"):
+// - peer memory (where every rank reaches every other by loads and stores, one NVLink domain: the default there): a
+//   symmetric NCCL window that the context owns (grown on demand, kept), NCCL's device communicator and its LSA
+//   barriers, and one fixed-order kernel a call. One-shot: every rank stores its vector into each peer's window, the
+//   ranks meet at a barrier, and each reduces all P values of every element. Two-shot: rank j receives slice j from
+//   every peer, reduces it, and every rank then loads the reduced slices from their owners. No NVLink multicast.
+// - NCCL calls (elsewhere, or when asked): the vector is cut into chunks of options.chunk_bytes, each chunk into P
+//   slices; rank j receives every other rank's part of slice j (ncclSend/ncclRecv in a group), combines the P values
+//   of each element in rank order with a kernel, and an ncclAllGather returns the combined slices to everyone.
+// Either way each element is reduced alone, in the same order: the transport, the shape and the chunking never change
+// a bit.
 //
 // in and out are device memory of the context's GPU, n elements on every rank (the same n: a mismatch throws
 // invalid_argument on every rank, when check_arguments is on). out may equal in (otherwise they must not overlap).
-// Asynchronous on `stream` (except the argument check's small round trip, which waits for it). NCCL failures throw
-// nccl_error, CUDA failures cuda_error. Collective: every rank calls it with the same type, n, method and chunk_bytes.
+// Asynchronous on `stream` (except the argument check's small round trip, which waits for it, and the first
+// peer-memory call and each growth of the window, which are collective NCCL setup calls and wait for the device). NCCL
+// failures throw nccl_error, CUDA failures cuda_error. Collective: every rank calls it with the same type, n and
+// options. Successive peer-memory calls on one context run in call order on the device, whatever their streams.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -38,15 +48,35 @@
 #include "detred/nccl/context.hpp"
 #include "detred/sum_method.hpp"
 #include "detred/types/bfloat16.hpp"
+#include "detred/types/half.hpp"
 
 namespace detred::nccl {
+
+// How the data moves; never changes a bit.
+enum class transport {
+  automatic,    // peer_memory where every rank is load/store reachable (one NVLink domain), else nccl_calls
+  peer_memory,  // NCCL symmetric window and fixed-order kernels; invalid_argument where the ranks cannot reach it
+  nccl_calls,   // ncclSend/ncclRecv, a combine kernel and ncclAllGather per chunk
+};
+
+// The peer-memory kernel's data flow; never changes a bit.
+enum class peer_algorithm {
+  automatic,  // one_shot up to 512 KiB (on 2 ranks up to 16 MiB), else two_shot
+  one_shot,   // every rank receives every vector and reduces all of it: (P - 1) * n elements out of each rank
+  two_shot,   // reduce-scatter then all-gather by stores and loads: 2 (P - 1) / P * n elements out of each rank
+};
 
 struct all_reduce_options {
   // sum_method::tree (the canonical order over ranks) or sum_method::exact (correctly rounded).
   sum_method method = sum_method::tree;
-  // Bytes of the vector handled per pipeline step (all ranks' slices together), >= 1; rounded to whole 16-byte
-  // vectors per rank. Speed only, never bits; the context keeps two steps of staging (2 * chunk_bytes at most).
+  // Bytes of the vector handled per pipeline step (all ranks' slices together), >= 1 and < 2^48; rounded to whole
+  // 16-byte vectors per rank. Speed only, never bits. The context keeps a window of about 3 * chunk_bytes (one-shot
+  // on P ranks: 3 (P - 1) * chunk_bytes) at most, less for smaller vectors.
   std::size_t chunk_bytes = std::size_t{32} << 20;
+  nccl::transport transport = nccl::transport::automatic;
+  peer_algorithm algorithm = peer_algorithm::automatic;
+  // Thread blocks of the peer-memory kernel, 0 (automatic) to 128. Speed only.
+  unsigned blocks = 0;
   // All-gather a record of (n, type, method, chunk_bytes) first and throw invalid_argument on every rank when they
   // differ. Costs one small collective and a host round trip; turn it off only where every rank is known to pass the
   // same arguments (a mismatch then hangs or corrupts, as with NCCL itself).
@@ -56,6 +86,8 @@ struct all_reduce_options {
 void all_reduce(context& ctx, const float* d_in, float* d_out, std::uint64_t n, cudaStream_t stream = nullptr,
                 const all_reduce_options& options = {});
 void all_reduce(context& ctx, const bfloat16* d_in, bfloat16* d_out, std::uint64_t n, cudaStream_t stream = nullptr,
+                const all_reduce_options& options = {});
+void all_reduce(context& ctx, const half* d_in, half* d_out, std::uint64_t n, cudaStream_t stream = nullptr,
                 const all_reduce_options& options = {});
 
 }  // namespace detred::nccl

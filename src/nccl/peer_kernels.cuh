@@ -1,0 +1,232 @@
+// The peer-memory kernels (src/nccl/peer.hpp; data flow and ordering argument in docs/DISTRIBUTED.md, "Peer memory").
+// One kernel a call. The vector is cut into rounds of q elements (of the vector, or of each slice); block b of every
+// rank handles the same part [b * per_block, (b + 1) * per_block) of each round, so that the LSA barrier with index b
+// orders exactly the stores and loads that touch that part. Pushed data lands in one of two staging regions of the
+// receiver's window, chosen by the parity of a round counter that every rank advances alike: a region is written again
+// only two rounds later, after a barrier that the receiver reaches once it has read it.
+//
+// Bits: each element's values are combined alone, in rank order (value g = r * rows + k): the canonical order over
+// the P * rows values (docs/ORDER.md; straight-line for P = 2 and 4 with one row, the binary counter otherwise), float
+// accumulation and one rounding to the output type, or correctly rounded (exact). The grid, the rounds and the vector
+// width never change a bit. Plain IEEE additions (the library builds with --fmad=false, no fast-math).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <nccl_device.h>
+
+#include <cuda/atomic>
+
+#include <cstdint>
+
+#include "detred/accumulators/exact.hpp"
+#include "detred/order.hpp"
+#include "detred/types/bfloat16.hpp"
+#include "detred/types/float_traits.hpp"
+#include "detred/types/half.hpp"
+#include "src/distributed/rank_order.hpp"
+#include "src/nccl/peer.hpp"
+
+namespace detred::nccl::detail {
+
+inline constexpr int peer_threads = 512;
+inline constexpr int peer_max_ranks = 8;
+inline constexpr int peer_max_blocks = 128;  // LSA barriers of the device communicator
+
+template <class T>
+struct peer_args {
+  const T* in;
+  T* out;
+  std::uint64_t n;           // vector (one_shot, two_shot) or shard (reduce_scatter, all_gather) length
+  std::uint64_t slice;       // two_shot: elements between slices
+  std::uint64_t row_stride;  // one_shot: elements between a rank's rows
+  int rows;
+  int rank, ranks;
+  std::uint64_t q;          // elements a round, per slot
+  std::uint64_t per_block;  // elements of a round a block handles
+  std::uint32_t rounds, parity0;
+  ncclWindow_t window;        // every rank's buffer: two staging regions, then one for reduced slices
+  std::size_t region_bytes;   // one staging region (at 0 and at region_bytes)
+  std::size_t slot_bytes;     // one slot of a region: q elements
+  std::size_t result_offset;  // two_shot: the reduced slice, q elements
+  ncclDevComm comm;
+};
+
+__device__ __forceinline__ float widen(float x) { return x; }
+__device__ __forceinline__ float widen(bfloat16 x) { return x.to_float(); }
+__device__ __forceinline__ float widen(half x) { return x.to_float(); }
+template <class T>
+__device__ __forceinline__ T narrow(float x) {
+  if constexpr (std::is_same_v<T, float>)
+    return canonicalize_nan(x);
+  else
+    return canonicalize_nan(T::from_float(x));
+}
+
+struct add_floats {
+  __host__ __device__ void operator()(float& left, const float& right) const { left = left + right; }
+};
+
+// dst[0 .. count) = src[0 .. count) by the block's threads; W elements (16 bytes) at a time where W > 1, with four
+// loads in flight a thread.
+template <class T, int W>
+__device__ __forceinline__ void copy_range(const T* src, T* dst, std::uint64_t count) {
+  if constexpr (W > 1) {
+    constexpr int U = 4;
+    const std::uint64_t packs = count / W, step = blockDim.x;
+    const uint4* s = reinterpret_cast<const uint4*>(src);
+    uint4* d = reinterpret_cast<uint4*>(dst);
+    for (std::uint64_t p = threadIdx.x; p < packs; p += U * step) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (p + u * step < packs) v[u] = s[p + u * step];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (p + u * step < packs) d[p + u * step] = v[u];
+    }
+    for (std::uint64_t e = packs * W + threadIdx.x; e < count; e += step) dst[e] = src[e];
+  } else {
+    for (std::uint64_t e = threadIdx.x; e < count; e += blockDim.x) dst[e] = src[e];
+  }
+}
+
+// Where value g of an element lives: this rank's own rows in the caller's vector, the others' in staging slots
+// (rank r's row k in slot (r < me ? r : r - 1) * rows + k). Both pointers are at the block's first element.
+template <class T>
+struct value_sources {
+  const T* own;
+  std::uint64_t own_stride;
+  const char* staging;
+  std::size_t slot_bytes;
+  int me, rows;
+  __device__ __forceinline__ const T* at(int g) const {
+    const int r = g / rows, k = g - r * rows;
+    if (r == me) return own + std::uint64_t(k) * own_stride;
+    const int s = (r < me ? r : r - 1) * rows + k;
+    return reinterpret_cast<const T*>(staging + std::size_t(s) * slot_bytes);
+  }
+};
+
+// dst0[e] (and dst1[e] where dst1 is not null) = the reduce of the K values of element e, e < count.
+template <class T, int W, int FP, bool Exact>
+__device__ __forceinline__ void reduce_range(const value_sources<T>& src, int K, T* dst0, T* dst1,
+                                             std::uint64_t count) {
+  if constexpr (Exact) {
+    for (std::uint64_t e = threadIdx.x; e < count; e += blockDim.x) {
+      exact_accumulator<float> acc;
+      for (int g = 0; g < K; ++g) acc.add(src.at(g)[e]);
+      const T v = acc.template rounded<T>();
+      dst0[e] = v;
+      if (dst1) dst1[e] = v;
+    }
+  } else if constexpr (FP > 0) {
+    static_assert(W > 1);
+    const T* p[FP];
+#pragma unroll
+    for (int r = 0; r < FP; ++r) p[r] = src.at(r);
+    const std::uint64_t packs = count / W;
+    for (std::uint64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+      uint4 v[FP];
+#pragma unroll
+      for (int r = 0; r < FP; ++r) v[r] = reinterpret_cast<const uint4*>(p[r])[i];
+      alignas(16) T result[W];
+#pragma unroll
+      for (int lane = 0; lane < W; ++lane) {
+        const auto load = [&](int r) { return widen(reinterpret_cast<const T*>(&v[r])[lane]); };
+        result[lane] = narrow<T>(distributed::rank_order_sum<FP>(load));
+      }
+      reinterpret_cast<uint4*>(dst0)[i] = *reinterpret_cast<const uint4*>(result);
+      if (dst1) reinterpret_cast<uint4*>(dst1)[i] = *reinterpret_cast<const uint4*>(result);
+    }
+    for (std::uint64_t e = packs * W + threadIdx.x; e < count; e += blockDim.x) {
+      const auto load = [&](int r) { return widen(p[r][e]); };
+      const T v = narrow<T>(distributed::rank_order_sum<FP>(load));
+      dst0[e] = v;
+      if (dst1) dst1[e] = v;
+    }
+  } else {
+    for (std::uint64_t e = threadIdx.x; e < count; e += blockDim.x) {
+      binary_counter<float, add_floats> counter;
+      for (int g = 0; g < K; ++g) counter.push(widen(src.at(g)[e]));
+      const T v = narrow<T>(counter.fold());
+      dst0[e] = v;
+      if (dst1) dst1[e] = v;
+    }
+  }
+}
+
+template <class T, int W, int FP, bool Exact, peer_op Op>
+__global__ void __launch_bounds__(peer_threads) peer_kernel(const __grid_constant__ peer_args<T> a) {
+  // Barrier b of NCCL's device communicator: arrive stores the new epoch into each peer's inbox with release semantics
+  // (after the block's threads meet), wait loads this rank's inboxes with acquire semantics (system scope).
+  ncclLsaBarrierSession<ncclCoopCta> bar{ncclCoopCta(), a.comm, ncclTeamLsa(a.comm), a.comm.lsaBarrier,
+                                         std::uint32_t(blockIdx.x)};
+  const int me = a.rank, P = a.ranks;
+  char* base[peer_max_ranks];
+  for (int r = 0; r < P; ++r) base[r] = static_cast<char*>(ncclGetPeerPointer(a.window, 0, r));
+  const auto slot_of = [me](int r) { return r < me ? r : r - 1; };    // the slot of rank r (!= me) here
+  const auto slot_at = [me](int j) { return me < j ? me : me - 1; };  // this rank's slot at rank j (!= me)
+  for (std::uint32_t c = 0; c < a.rounds; ++c) {
+    const std::size_t stage = std::size_t((a.parity0 + c) & 1u) * a.region_bytes;
+    const std::uint64_t r0 = std::uint64_t(c) * a.q;
+    const std::uint64_t b0 = r0 + std::uint64_t(blockIdx.x) * a.per_block;
+    const std::uint64_t b1 = b0 + a.per_block < r0 + a.q ? b0 + a.per_block : r0 + a.q;
+    const std::size_t offset = std::size_t(b0 - r0) * sizeof(T);  // the block's part within a slot
+    // Elements of [b0, b1) below `len`.
+    const auto part = [&](std::uint64_t len) -> std::uint64_t {
+      const std::uint64_t end = b1 < len ? b1 : len;
+      return b0 < end ? end - b0 : 0;
+    };
+    // Slot s of rank j's staging region, at the block's part.
+    const auto slot = [&](int j, int s) {
+      return reinterpret_cast<T*>(base[j] + stage + std::size_t(s) * a.slot_bytes + offset);
+    };
+    if constexpr (Op == peer_op::one_shot) {
+      const std::uint64_t count = part(a.n);
+      for (int j = 0; j < P; ++j) {
+        if (j == me) continue;
+        for (int k = 0; k < a.rows; ++k)
+          copy_range<T, W>(a.in + std::uint64_t(k) * a.row_stride + b0, slot(j, slot_at(j) * a.rows + k), count);
+      }
+      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
+      const value_sources<T> src{a.in + b0,    a.row_stride, reinterpret_cast<const char*>(slot(me, 0)),
+                                 a.slot_bytes, me,           a.rows};
+      reduce_range<T, W, FP, Exact>(src, P * a.rows, a.out + b0, nullptr, count);
+    } else if constexpr (Op == peer_op::two_shot) {
+      const auto len = [&](int j) -> std::uint64_t {
+        const std::uint64_t s0 = std::uint64_t(j) * a.slice;
+        return a.n > s0 ? (a.n - s0 < a.slice ? a.n - s0 : a.slice) : 0;
+      };
+      for (int j = 0; j < P; ++j)
+        if (j != me) copy_range<T, W>(a.in + std::uint64_t(j) * a.slice + b0, slot(j, slot_at(j)), part(len(j)));
+      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
+      const std::uint64_t mine = std::uint64_t(me) * a.slice + b0;
+      const value_sources<T> src{a.in + mine, 0, reinterpret_cast<const char*>(slot(me, 0)), a.slot_bytes, me, 1};
+      T* result = reinterpret_cast<T*>(base[me] + a.result_offset + offset);
+      reduce_range<T, W, FP, Exact>(src, P, a.out + mine, result, part(len(me)));
+      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
+      for (int j = 0; j < P; ++j)
+        if (j != me)
+          copy_range<T, W>(reinterpret_cast<const T*>(base[j] + a.result_offset + offset),
+                           a.out + std::uint64_t(j) * a.slice + b0, part(len(j)));
+    } else if constexpr (Op == peer_op::reduce_scatter) {
+      const std::uint64_t count = part(a.n);
+      for (int j = 0; j < P; ++j)
+        if (j != me) copy_range<T, W>(a.in + std::uint64_t(j) * a.n + b0, slot(j, slot_at(j)), count);
+      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
+      const value_sources<T> src{
+          a.in + std::uint64_t(me) * a.n + b0, 0, reinterpret_cast<const char*>(slot(me, 0)), a.slot_bytes, me, 1};
+      reduce_range<T, W, FP, Exact>(src, P, a.out + b0, nullptr, count);
+    } else {
+      const std::uint64_t count = part(a.n);
+      for (int j = 0; j < P; ++j)
+        if (j != me) copy_range<T, W>(a.in + b0, slot(j, slot_at(j)), count);
+      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
+      for (int r = 0; r < P; ++r)
+        copy_range<T, W>(r == me ? a.in + b0 : slot(me, slot_of(r)), a.out + std::uint64_t(r) * a.n + b0, count);
+    }
+  }
+}
+
+}  // namespace detred::nccl::detail
