@@ -5,6 +5,9 @@
 // - aligned_blocks.hpp: every range cuts into aligned complete subtrees whose roots, pushed rank by rank, give the
 //   single-process canonical sum;
 // - all_reduce_plan.hpp: the chunks tile the vector, the tail is shorter than P, the staging holds every slice;
+// - the local step of nccl::all_reduce_micro_batches: with a power-of-two row count a rank, each rank's canonical sum
+//   of its rows followed by the canonical order over the P roots is the canonical sum over all M rows; with other row
+//   counts it is not (so those go the all-rows way);
 // - call_signature.hpp: mismatches are named; an argument error one rank flags in its record throws on every rank
 //   that reads the records, with that rank's message, before any mismatch.
 #include <gtest/gtest.h>
@@ -67,6 +70,38 @@ TEST(RankOrder, AssociationAsDocumented) {
   // P = 5: ((x0 + x1) + (x2 + x3)) + x4: the 1s meet only inside the first tree.
   EXPECT_EQ(distributed::rank_order_sum<5>(at({0x1p24f, 0.0f, 1.0f, 1.0f, 0.0f})), 0x1p24f + 2.0f);
   EXPECT_EQ(distributed::rank_order_sum<5>(at({0x1p24f, 0.0f, 0.0f, 1.0f, 1.0f})), 0x1p24f);
+}
+
+// docs/DISTRIBUTED.md, "all_reduce_micro_batches": rank r's rows are the aligned complete subtree T(r * rows, rows)
+// when rows is a power of two, so reducing them locally and then the P roots in the canonical order over ranks gives
+// detred::sum<float> of the M values, for every such split. A row count that is not a power of two breaks it (the
+// reason the call sends every row then).
+TEST(MicroBatches, PowerOfTwoRowsARankGiveTheCanonicalSumOverAllM) {
+  std::uint64_t state = 20261126;
+  int differed = 0;
+  for (int trial = 0; trial < 4000; ++trial)
+    for (int M : {8, 16, 32, 12, 24, 6}) {
+      std::vector<float> x(static_cast<std::size_t>(M));
+      for (float& v : x) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        const int exponent = int(state >> 59) - 16;
+        const float scale = exponent >= 0 ? float(1 << exponent) : 1.0f / float(1 << -exponent);
+        v = float(std::int32_t(state >> 32)) * 0x1p-31f * scale;
+      }
+      const std::uint32_t whole = bits(sum<float>(x.data(), x.size()));
+      for (int P = 1; P <= M; ++P) {
+        if (M % P != 0) continue;
+        const int rows = M / P;
+        std::vector<float> roots;
+        for (int r = 0; r < P; ++r) roots.push_back(sum<float>(x.data() + r * rows, std::size_t(rows)));
+        const std::uint32_t split = bits(sum<float>(roots.data(), roots.size()));
+        if ((rows & (rows - 1)) == 0)
+          ASSERT_EQ(split, whole) << "M=" << M << " P=" << P << " trial " << trial;
+        else
+          differed += split != whole;
+      }
+    }
+  EXPECT_GT(differed, 0) << "non-power-of-two row counts never changed the bits: the test data are too tame";
 }
 
 // Every cut of [0, n) into contiguous ranges, each range into aligned blocks, the roots pushed in order: the
