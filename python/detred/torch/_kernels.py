@@ -1,0 +1,253 @@
+"""The computations behind detred.torch's custom ops and aten overrides, on PyTorch tensors.
+
+Each function allocates its results with PyTorch (on the input's device, so CUDA results come from PyTorch's caching
+allocator and CUDA-graph pools), lays its input out as contiguous rows (the reduced dimensions last: a permuted copy
+when they are not already) and calls one row kernel of detred._detred._rows: the CPU twin for CPU tensors, the CUDA
+kernel on the current stream for CUDA tensors, with the same bits. Every row's result depends on that row alone, in an
+order fixed by its length: batch-invariant by construction. Statistics (mean, rstd) are float32; sums accumulate in
+float32 and are rounded once to the result type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Optional
+
+import torch
+
+from .._detred import _rows
+
+FLOATS = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def _arg(t: torch.Tensor) -> torch.Tensor:
+    # CPU tensors reach the module through DLPack, which refuses tensors that require grad.
+    return t if t.is_cuda else t.detach()
+
+
+def check_float(x: torch.Tensor, name: str = "x") -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if x.dtype not in FLOATS:
+        raise TypeError(f"{name}: expected float16, bfloat16 or float32, got {x.dtype}")
+
+
+def normalized_dims(x: torch.Tensor, normalized_shape: Sequence[int], name: str = "normalized_shape") -> int:
+    """The number of trailing dimensions that normalized_shape names (ValueError if they are not x's last ones)."""
+    k = len(normalized_shape)
+    if k == 0 or k > x.dim() or tuple(x.shape[x.dim() - k :]) != tuple(normalized_shape):
+        raise ValueError(f"{name}: {list(normalized_shape)} is not the trailing shape of x {list(x.shape)}")
+    return k
+
+
+def stat_shape(x: torch.Tensor, k: int) -> list[int]:
+    """The shape of a per-row statistic of x normalised over its last k dimensions (as aten's: ones kept)."""
+    return list(x.shape[: x.dim() - k]) + [1] * k
+
+
+def reduce_dims(x: torch.Tensor, dim: Optional[Sequence[int]], name: str = "dim") -> list[int]:
+    """dim as sorted non-negative dimensions (None or empty: every dimension)."""
+    if dim is None or len(dim) == 0:
+        return list(range(x.dim()))
+    n = max(x.dim(), 1)
+    out = []
+    for d in dim:
+        if not -n <= d < n:
+            raise ValueError(f"{name}: dimension {d} out of range for a {x.dim()}-d tensor")
+        out.append(d % n)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}: dimension repeated in {list(dim)}")
+    return sorted(out)
+
+
+def reduced_shape(x: torch.Tensor, dims: list[int], keepdim: bool) -> list[int]:
+    if keepdim:
+        return [1 if i in dims else s for i, s in enumerate(x.shape)]
+    return [s for i, s in enumerate(x.shape) if i not in dims]
+
+
+def _as_rows(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """x with the reduced dimensions last, contiguous, as [rows, reduced elements]."""
+    if x.dim() == 0:
+        return x.reshape(1, 1).contiguous()
+    kept = [i for i in range(x.dim()) if i not in dims]
+    xp = x.permute(kept + dims) if kept + dims != list(range(x.dim())) else x
+    return xp.contiguous().reshape(-1, math.prod(x.shape[i] for i in dims))
+
+
+def _leading(dims: list[int]) -> bool:
+    return dims == list(range(len(dims)))
+
+
+# ---- RMSNorm ----------------------------------------------------------------------------------------------------
+
+
+def _weight_or_ones(w: Optional[torch.Tensor], x: torch.Tensor, cols: int) -> torch.Tensor:
+    if w is None:
+        return torch.ones(cols, dtype=x.dtype, device=x.device)
+    return w.to(x.dtype).contiguous().reshape(cols)
+
+
+def rms_norm_forward(x: torch.Tensor, normalized_shape: Sequence[int], weight: Optional[torch.Tensor],
+                     eps: Optional[float]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(out, rstd): out in x's type, rstd float32 of stat_shape; eps None: float32's machine epsilon (as aten)."""
+    k = normalized_dims(x, normalized_shape)
+    cols = math.prod(normalized_shape)
+    eps = torch.finfo(torch.float32).eps if eps is None else float(eps)
+    xc = x.contiguous()
+    out = torch.empty_like(xc, memory_format=torch.contiguous_format)
+    rstd = torch.empty(stat_shape(x, k), dtype=torch.float32, device=x.device)
+    _rows.rms_norm_forward(_arg(xc).reshape(-1, cols), _arg(_weight_or_ones(weight, x, cols)),
+                           out.reshape(-1, cols), rstd, eps)
+    return out, rstd
+
+
+def rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_shape: Sequence[int], rstd: torch.Tensor,
+                      weight: Optional[torch.Tensor]) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """(dx, dweight): dweight in weight's type (None without a weight), canonical over the rows."""
+    normalized_dims(x, normalized_shape)
+    cols = math.prod(normalized_shape)
+    xc = x.contiguous()
+    dyc = dy.to(x.dtype).contiguous()
+    dx = torch.empty_like(xc, memory_format=torch.contiguous_format)
+    dw = torch.empty(cols, dtype=torch.float32, device=x.device)
+    rs = rstd.to(torch.float32).contiguous()
+    _rows.rms_norm_backward(_arg(dyc).reshape(-1, cols), _arg(xc).reshape(-1, cols),
+                            _arg(_weight_or_ones(weight, x, cols)), _arg(rs), dx.reshape(-1, cols), dw)
+    return dx, (None if weight is None else dw.reshape(weight.shape).to(weight.dtype))
+
+
+# ---- LayerNorm --------------------------------------------------------------------------------------------------
+
+
+def layer_norm_forward(x: torch.Tensor, normalized_shape: Sequence[int], weight: Optional[torch.Tensor],
+                       bias: Optional[torch.Tensor], eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(out, mean, rstd): out in x's type, mean and rstd float32 of stat_shape."""
+    k = normalized_dims(x, normalized_shape)
+    cols = math.prod(normalized_shape)
+    xc = x.contiguous()
+    out = torch.empty_like(xc, memory_format=torch.contiguous_format)
+    mean = torch.empty(stat_shape(x, k), dtype=torch.float32, device=x.device)
+    rstd = torch.empty(stat_shape(x, k), dtype=torch.float32, device=x.device)
+    b = (torch.zeros(cols, dtype=x.dtype, device=x.device) if bias is None
+         else bias.to(x.dtype).contiguous().reshape(cols))
+    _rows.layer_norm_forward(_arg(xc).reshape(-1, cols), _arg(_weight_or_ones(weight, x, cols)), _arg(b),
+                             out.reshape(-1, cols), mean, rstd, float(eps))
+    return out, mean, rstd
+
+
+def layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_shape: Sequence[int], mean: torch.Tensor,
+                        rstd: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor]
+                        ) -> tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]:
+    """(dx, dweight, dbias): dweight and dbias in their parameters' types (None where absent), canonical over rows."""
+    normalized_dims(x, normalized_shape)
+    cols = math.prod(normalized_shape)
+    xc = x.contiguous()
+    dyc = dy.to(x.dtype).contiguous()
+    dx = torch.empty_like(xc, memory_format=torch.contiguous_format)
+    dw = torch.empty(cols, dtype=torch.float32, device=x.device)
+    db = torch.empty(cols, dtype=torch.float32, device=x.device)
+    _rows.layer_norm_backward(_arg(dyc).reshape(-1, cols), _arg(xc).reshape(-1, cols),
+                              _arg(_weight_or_ones(weight, x, cols)), _arg(mean.to(torch.float32).contiguous()),
+                              _arg(rstd.to(torch.float32).contiguous()), dx.reshape(-1, cols), dw, db)
+    return (dx, None if weight is None else dw.reshape(weight.shape).to(weight.dtype),
+            None if bias is None else db.reshape(bias.shape).to(bias.dtype))
+
+
+# ---- softmax, log-softmax ---------------------------------------------------------------------------------------
+
+
+def _last(t: torch.Tensor, dim: int) -> torch.Tensor:
+    return t.contiguous() if dim == t.dim() - 1 else t.movedim(dim, -1).contiguous()
+
+
+def _back(t: torch.Tensor, dim: int, ndim: int) -> torch.Tensor:
+    return t if dim == ndim - 1 else t.movedim(-1, dim).contiguous()
+
+
+def softmax_forward(x: torch.Tensor, dim: int, log: bool, causal: bool = False) -> torch.Tensor:
+    """softmax (log=False) or log_softmax over dimension dim; causal: x is [..., T, T] and row i keeps its first i + 1
+    entries (the others are 0 for softmax, -inf for log_softmax, as after a causal mask)."""
+    n = max(x.dim(), 1)
+    if not -n <= dim < n:
+        raise ValueError(f"dim: {dim} out of range for a {x.dim()}-d tensor")
+    dim %= n
+    if x.dim() == 0:
+        return softmax_forward(x.reshape(1), 0, log).reshape(())
+    xl = _last(x, dim)
+    if causal:
+        out = torch.full_like(xl, -math.inf if log else 0.0, memory_format=torch.contiguous_format)
+    else:
+        out = torch.empty_like(xl, memory_format=torch.contiguous_format)
+    (_rows.log_softmax_forward if log else _rows.softmax_forward)(_arg(xl), out, causal)
+    return _back(out, dim, x.dim())
+
+
+def softmax_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, causal: bool = False) -> torch.Tensor:
+    """The gradient of softmax_forward (log as there) given its output y and dy."""
+    n = max(y.dim(), 1)
+    dim %= n
+    if y.dim() == 0:
+        return softmax_backward(dy.reshape(1), y.reshape(1), 0, log).reshape(())
+    yl = _last(y, dim)
+    dyl = _last(dy.to(y.dtype), dim)
+    dx = (torch.zeros_like if causal else torch.empty_like)(yl, memory_format=torch.contiguous_format)
+    (_rows.log_softmax_backward if log else _rows.softmax_backward)(_arg(yl), _arg(dyl), dx, causal)
+    return _back(dx, dim, y.dim())
+
+
+# ---- log-sum-exp, sum, mean -------------------------------------------------------------------------------------
+
+
+def logsumexp_float(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """The float32 log-sum-exp of x over dims, shape of the kept dimensions."""
+    rows = _as_rows(x, dims)
+    lse = torch.empty(rows.shape[0], dtype=torch.float32, device=x.device)
+    _rows.logsumexp_forward(_arg(rows), lse)
+    return lse
+
+
+def logsumexp_forward(x: torch.Tensor, dim: Sequence[int], keepdim: bool) -> torch.Tensor:
+    dims = reduce_dims(x, dim)
+    return logsumexp_float(x, dims).to(x.dtype).reshape(reduced_shape(x, dims, keepdim))
+
+
+def logsumexp_backward(dout: torch.Tensor, x: torch.Tensor, lse: torch.Tensor, dim: Sequence[int],
+                       keepdim: bool) -> torch.Tensor:
+    """dx = dout exp(x - lse), lse in float32 (recomputed from x when the forward's result was rounded to 16 bits)."""
+    dims = reduce_dims(x, dim)
+    lse32 = logsumexp_float(x, dims) if lse.dtype != torch.float32 else lse.contiguous().reshape(-1)
+    rows = _as_rows(x, dims)
+    dx = torch.empty_like(rows, memory_format=torch.contiguous_format)
+    g = dout.to(torch.float32).contiguous().reshape(-1)
+    _rows.logsumexp_backward(_arg(rows), _arg(lse32), _arg(g), dx)
+    kept = [i for i in range(x.dim()) if i not in dims]
+    perm = kept + dims
+    if perm == list(range(x.dim())):
+        return dx.reshape(x.shape)
+    inverse = sorted(range(x.dim()), key=perm.__getitem__)
+    return dx.reshape([x.shape[i] for i in perm]).permute(inverse).contiguous()
+
+
+def sum_float(x: torch.Tensor, dims: list[int], mean: bool) -> torch.Tensor:
+    """The float32 sum (or mean) over dims, flattened over the kept dimensions: leading dimensions by the column sum,
+    any other by rows of the permuted input (the row sum, or the row mean of detred::row_mean_variance)."""
+    if x.dim() > 0 and _leading(dims) and len(dims) < x.dim():
+        cols = math.prod(x.shape[len(dims):])
+        xc = x.contiguous().reshape(-1, cols)
+        out = torch.empty(cols, dtype=torch.float32, device=x.device)
+        _rows.column_sum_forward(_arg(xc), out)
+        # A division by a tensor: IEEE division on every device (PyTorch turns a scalar divisor into a reciprocal on
+        # CUDA, which would break the CPU's bits).
+        return out / torch.full_like(out, xc.shape[0]) if mean else out
+    rows = _as_rows(x, dims)
+    out = torch.empty(rows.shape[0], dtype=torch.float32, device=x.device)
+    (_rows.mean_forward if mean else _rows.sum_forward)(_arg(rows), out)
+    return out
+
+
+def sum_forward(x: torch.Tensor, dim: Optional[Sequence[int]], keepdim: bool, mean: bool,
+                dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    dims = reduce_dims(x, dim)
+    return sum_float(x, dims, mean).to(dtype or x.dtype).reshape(reduced_shape(x, dims, keepdim))
