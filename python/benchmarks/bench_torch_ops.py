@@ -1,0 +1,140 @@
+"""The bars of detred.torch on the GPU (docs/PERFORMANCE.md, rows section): detred's custom ops against their peers,
+measured in the same process, CUDA-event times, medians of --reps timed runs after --warmup untimed ones.
+
+  RMSNorm fwd+bwd   bf16 [16384 x 4096]   >= 0.90x F.rms_norm; >= 1.5x the plain-PyTorch batch-invariant formula
+  LayerNorm fwd+bwd bf16 [16384 x 4096]   >= 0.85x F.layer_norm
+  log_softmax fwd   bf16, fp32 [16384 x 32768]  >= 1.0x batch_invariant_ops' Triton log_softmax; >= 0.90x
+                    torch.log_softmax
+  causal softmax    [8, 12, 1024, 1024]   >= 0.90x torch.softmax of the same masked input
+
+A ratio is the peer's median time over detred's (above 1: detred faster). batch_invariant_ops is imported from
+--bio (a checkout of thinking-machines-lab/batch_invariant_ops; its row is skipped, saying so, without it).
+
+Usage: python python/benchmarks/bench_torch_ops.py [--reps 30] [--bio carry/bio] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+import detred.torch as dt
+
+
+def median_ms(fn, warmup, reps):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def fwd_bwd(f, inputs, dy):
+    def run():
+        y = f(*inputs)
+        torch.autograd.grad(y, inputs, dy)
+
+    return run
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--bio", default=None, help="path holding the batch_invariant_ops package")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    bio = None
+    if args.bio:
+        sys.path.insert(0, args.bio)
+        try:
+            import batch_invariant_ops as bio
+        except Exception as e:  # noqa: BLE001 (reported, the row skipped)
+            print(f"batch_invariant_ops not importable from {args.bio}: {e}")
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    rows = []
+
+    def report(case, peer, t_detred, t_peer, bar):
+        ratio = t_peer / t_detred
+        rows.append(dict(case=case, peer=peer, detred_ms=t_detred, peer_ms=t_peer, ratio=ratio, bar=bar,
+                         passed=ratio >= bar))
+        print(f"{case:38} {peer:44} detred {t_detred:8.3f} ms  peer {t_peer:8.3f} ms  ratio {ratio:5.2f}x  "
+              f"bar {bar:.2f}x  {'PASS' if ratio >= bar else 'FAIL'}", flush=True)
+
+    w_, r_ = args.warmup, args.reps
+    eps = 1e-6
+
+    # RMSNorm forward + backward, bf16 [16384 x 4096]
+    x = torch.randn(16384, 4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.rand(4096, device=dev, dtype=torch.bfloat16) + 0.5).requires_grad_(True)
+    dy = torch.randn_like(x)
+    t_d = median_ms(fwd_bwd(lambda a, b: dt.rms_norm(a, b, eps), (x, w), dy), w_, r_)
+    t_t = median_ms(fwd_bwd(lambda a, b: F.rms_norm(a, [4096], b, eps), (x, w), dy), w_, r_)
+
+    def plain_rms(a, b):
+        af = a.float()
+        return (af * torch.rsqrt(af.pow(2).mean(-1, keepdim=True) + eps) * b.float()).to(a.dtype)
+
+    t_p = median_ms(fwd_bwd(plain_rms, (x, w), dy), w_, r_)
+    report("RMSNorm fwd+bwd bf16 [16384x4096]", "F.rms_norm", t_d, t_t, 0.90)
+    report("RMSNorm fwd+bwd bf16 [16384x4096]", "x*rsqrt(mean(x^2)+eps)*w in fp32", t_d, t_p, 1.5)
+
+    # LayerNorm forward + backward, bf16 [16384 x 4096]
+    b = torch.randn(4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    t_d = median_ms(fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b), dy), w_, r_)
+    t_t = median_ms(fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy), w_, r_)
+    report("LayerNorm fwd+bwd bf16 [16384x4096]", "F.layer_norm", t_d, t_t, 0.85)
+    del x, w, b, dy
+
+    # log_softmax forward, [16384 x 32768]
+    for dtype in (torch.bfloat16, torch.float32):
+        name = "bf16" if dtype == torch.bfloat16 else "fp32"
+        z = torch.randn(16384, 32768, device=dev, dtype=dtype) * 4
+        with torch.no_grad():
+            t_d = median_ms(lambda: dt.log_softmax(z), w_, r_)
+            t_t = median_ms(lambda: torch.log_softmax(z, -1), w_, r_)
+            report(f"log_softmax fwd {name} [16384x32768]", "torch.log_softmax", t_d, t_t, 0.90)
+            if bio is not None:
+                t_b = median_ms(lambda: bio.log_softmax(z, -1), w_, r_)
+                report(f"log_softmax fwd {name} [16384x32768]", "batch_invariant_ops log_softmax (Triton)", t_d,
+                       t_b, 1.0)
+            with dt.batch_invariant():
+                t_o = median_ms(lambda: torch.log_softmax(z, -1), w_, r_)
+            print(f"  (torch.log_softmax inside batch_invariant(): {t_o:.3f} ms)")
+        del z
+
+    # causal softmax forward, [8, 12, 1024, 1024]
+    mask = torch.ones(1024, 1024, device=dev, dtype=torch.bool).triu(1)
+    for dtype in (torch.float32, torch.bfloat16):
+        name = "bf16" if dtype == torch.bfloat16 else "fp32"
+        s = torch.randn(8, 12, 1024, 1024, device=dev, dtype=dtype)
+        masked = s.masked_fill(mask, float("-inf"))
+        with torch.no_grad():
+            t_d = median_ms(lambda: dt.softmax(masked, causal=True), w_, r_)
+            t_t = median_ms(lambda: torch.softmax(masked, -1), w_, r_)
+            t_f = median_ms(lambda: dt.softmax(masked), w_, r_)
+        report(f"causal softmax fwd {name} [8,12,1024,1024]", "torch.softmax (masked input)", t_d, t_t, 0.90)
+        print(f"  (detred full-row softmax of the masked input: {t_f:.3f} ms)")
+        del s, masked
+
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, reps {r_}, warmup {w_}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
