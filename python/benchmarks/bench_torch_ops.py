@@ -90,12 +90,22 @@ def main():
     t_p = median_ms(fwd_bwd(plain_rms, (x, w), dy), w_, r_)
     report("RMSNorm fwd+bwd bf16 [16384x4096]", "F.rms_norm", t_d, t_t, 0.90)
     report("RMSNorm fwd+bwd bf16 [16384x4096]", "x*rsqrt(mean(x^2)+eps)*w in fp32", t_d, t_p, 1.5)
+    # The other routes to the same kernels: the custom operator, and aten's op under batch-invariant mode.
+    t_op = median_ms(fwd_bwd(lambda a, b: torch.ops.detred.rms_norm(a, [4096], b, eps)[0], (x, w), dy), w_, r_)
+    with dt.batch_invariant():
+        t_ov = median_ms(fwd_bwd(lambda a, b: F.rms_norm(a, [4096], b, eps), (x, w), dy), w_, r_)
+    print(f"  (torch.ops.detred.rms_norm: {t_op:.3f} ms; F.rms_norm inside batch_invariant(): {t_ov:.3f} ms)")
 
     # LayerNorm forward + backward, bf16 [16384 x 4096]
     b = torch.randn(4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
     t_d = median_ms(fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b), dy), w_, r_)
     t_t = median_ms(fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy), w_, r_)
     report("LayerNorm fwd+bwd bf16 [16384x4096]", "F.layer_norm", t_d, t_t, 0.85)
+    t_op = median_ms(fwd_bwd(lambda a, ww, bb: torch.ops.detred.layer_norm(a, [4096], ww, bb, 1e-5)[0], (x, w, b), dy),
+                     w_, r_)
+    with dt.batch_invariant():
+        t_ov = median_ms(fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy), w_, r_)
+    print(f"  (torch.ops.detred.layer_norm: {t_op:.3f} ms; F.layer_norm inside batch_invariant(): {t_ov:.3f} ms)")
     del x, w, b, dy
 
     # log_softmax forward, [16384 x 32768]

@@ -125,6 +125,38 @@ def test_opcheck_passes_for_every_op(device):
     assert not failures
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_eager_functions_and_custom_ops_give_the_same_bits(dtype, device):
+    """detred.torch's functions run eagerly through torch.autograd.Function, and through torch.ops.detred under
+    torch.compile: both routes give the same outputs and gradients, bit for bit."""
+    x = data([6, 5, C], dtype, device, 61)
+    w, b = data([C], dtype, device, 62), data([C], dtype, device, 63)
+    sq = data([2, 2, 9, 9], dtype, device, 64)
+    ops = torch.ops.detred
+    pairs = [
+        (lambda t, ww, bb: dt.rms_norm(t, ww, 1e-5), lambda t, ww, bb: ops.rms_norm(t, [C], ww, 1e-5)[0], x),
+        (lambda t, ww, bb: dt.layer_norm(t, [C], ww, bb), lambda t, ww, bb: ops.layer_norm(t, [C], ww, bb, 1e-5)[0],
+         x),
+        (lambda t, ww, bb: dt.softmax(t, 1), lambda t, ww, bb: ops.softmax(t, 1, False), x),
+        (lambda t, ww, bb: dt.log_softmax(t, causal=True), lambda t, ww, bb: ops.log_softmax(t, -1, True), sq),
+        (lambda t, ww, bb: dt.logsumexp(t, (0, 2)), lambda t, ww, bb: ops.logsumexp(t, [0, 2], False), x),
+        (lambda t, ww, bb: dt.sum(t, 1), lambda t, ww, bb: ops.sum(t, [1], False), x),
+        (lambda t, ww, bb: dt.mean(t, 0, True), lambda t, ww, bb: ops.mean(t, [0], True), x),
+    ]
+    for eager_f, op_f, inp in pairs:
+        results = []
+        for f in (eager_f, op_f):
+            ts = [a.detach().requires_grad_(True) for a in (inp, w, b)]
+            y = f(*ts)
+            g = torch.autograd.grad(y, ts, data(list(y.shape), y.dtype, device, 65), allow_unused=True)
+            results.append([y] + list(g))
+        for a, c in zip(*results):
+            assert (a is None) == (c is None)
+            if a is not None:
+                assert same_bits(a, c)
+
+
 # ---- same bits on CPU and CUDA ----------------------------------------------------------------------------------
 
 

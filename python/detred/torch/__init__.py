@@ -26,7 +26,7 @@ from typing import Optional, Union
 
 import torch
 
-from . import _ops
+from . import _kernels, _ops
 from ._overrides import batch_invariant, disable, enable, is_enabled, overridden
 
 __all__ = [
@@ -46,6 +46,9 @@ def rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor] = None, eps: Option
     weight); eps None: float32's machine epsilon (as torch.nn.functional.rms_norm). Output in x's type; weight
     is used in x's type."""
     shape = list(weight.shape) if weight is not None else [x.shape[-1]]
+    if _ops.eager(x, weight):
+        _kernels.check_float(x)
+        return _ops.RmsNorm.apply(x, weight, shape, eps)
     return torch.ops.detred.rms_norm(x, shape, weight, eps)[0]
 
 
@@ -53,31 +56,51 @@ def layer_norm(x: torch.Tensor, normalized_shape: Sequence[int], weight: Optiona
                bias: Optional[torch.Tensor] = None, eps: float = 1e-5) -> torch.Tensor:
     """(x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized_shape (population variance, a second
     pass over the centred row), as torch.nn.functional.layer_norm."""
+    if _ops.eager(x, weight, bias):
+        _kernels.check_float(x)
+        return _ops.LayerNorm.apply(x, weight, bias, list(normalized_shape), float(eps))
     return torch.ops.detred.layer_norm(x, list(normalized_shape), weight, bias, float(eps))[0]
 
 
 def softmax(x: torch.Tensor, dim: int = -1, *, causal: bool = False) -> torch.Tensor:
     """exp(x - logsumexp(x, dim)). causal: x is [..., T, T], dim -1, and row i of each matrix keeps its first i + 1
     entries (the rest are 0), as a softmax after a causal mask, reading only the kept entries."""
+    if _ops.eager(x):
+        _kernels.check_float(x)
+        _ops.check_causal(x, dim, causal)
+        return _ops.Softmax.apply(x, dim, causal, False)
     return torch.ops.detred.softmax(x, dim, causal)
 
 
 def log_softmax(x: torch.Tensor, dim: int = -1, *, causal: bool = False) -> torch.Tensor:
     """x - logsumexp(x, dim) (causal as softmax; the masked entries are -inf)."""
+    if _ops.eager(x):
+        _kernels.check_float(x)
+        _ops.check_causal(x, dim, causal)
+        return _ops.Softmax.apply(x, dim, causal, True)
     return torch.ops.detred.log_softmax(x, dim, causal)
 
 
 def logsumexp(x: torch.Tensor, dim: _Dims = -1, keepdim: bool = False) -> torch.Tensor:
     """log(sum(exp(x))) over dim in one pass (running maximum and rescaled sum), result in x's type."""
+    if _ops.eager(x):
+        _kernels.check_float(x)
+        return _ops.LogSumExp.apply(x, _dims(dim), keepdim)
     return torch.ops.detred.logsumexp(x, _dims(dim), keepdim)
 
 
 def sum(x: torch.Tensor, dim: _Dims, keepdim: bool = False) -> torch.Tensor:  # noqa: A001 (torch's name)
     """The canonical-order float32 sum over dim, rounded once to x's type."""
+    if _ops.eager(x):
+        _kernels.check_float(x)
+        return _ops.Sum.apply(x, _dims(dim), keepdim, False)
     return torch.ops.detred.sum(x, _dims(dim), keepdim)
 
 
 def mean(x: torch.Tensor, dim: _Dims, keepdim: bool = False) -> torch.Tensor:
     """The mean over dim (Welford merges in the canonical order; over leading dimensions the canonical column sum
     divided by the count), float32, rounded once to x's type."""
+    if _ops.eager(x):
+        _kernels.check_float(x)
+        return _ops.Sum.apply(x, _dims(dim), keepdim, True)
     return torch.ops.detred.mean(x, _dims(dim), keepdim)

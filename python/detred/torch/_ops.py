@@ -245,3 +245,90 @@ def _broadcast_grad(ctx, dout, mean):
 
 sum_op.register_autograd(lambda ctx, dout: _broadcast_grad(ctx, dout, False), setup_context=_sum_setup)
 mean_op.register_autograd(lambda ctx, dout: _broadcast_grad(ctx, dout, True), setup_context=_sum_setup)
+
+# ---- the eager path ---------------------------------------------------------------------------------------------
+# The public functions of detred.torch call the same kernels (_kernels) through torch.autograd.Function when they run
+# eagerly on plain tensors: the custom operators' Python dispatch (schema parsing, the autograd wrapper) costs about
+# as much as the kernels' own glue, twice per forward and backward. Under torch.compile, and for tensor subclasses
+# (FakeTensor, ...), they call the operators above. Both routes run the same calls: the same bits.
+
+
+_PLAIN = (Tensor, torch.nn.Parameter)
+
+
+def eager(*tensors) -> bool:
+    return not torch.compiler.is_compiling() and all(t is None or type(t) in _PLAIN for t in tensors)
+
+
+class RmsNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, normalized_shape, eps):
+        out, rstd = K.rms_norm_forward(x, normalized_shape, weight, eps)
+        ctx.normalized_shape = normalized_shape
+        ctx.save_for_backward(x, weight, rstd)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, weight, rstd = ctx.saved_tensors
+        dx, dw = K.rms_norm_backward(dout, x, ctx.normalized_shape, rstd, weight)
+        return dx, dw, None, None
+
+
+class LayerNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, normalized_shape, eps):
+        out, mean, rstd = K.layer_norm_forward(x, normalized_shape, weight, bias, eps)
+        ctx.normalized_shape = normalized_shape
+        ctx.save_for_backward(x, weight, bias, mean, rstd)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, weight, bias, mean, rstd = ctx.saved_tensors
+        dx, dw, db = K.layer_norm_backward(dout, x, ctx.normalized_shape, mean, rstd, weight, bias)
+        return dx, dw, db, None, None
+
+
+class Softmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim, causal, log):
+        y = K.softmax_forward(x, dim, log=log, causal=causal)
+        ctx.dim, ctx.causal, ctx.log = dim, causal, log
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        (y,) = ctx.saved_tensors
+        return K.softmax_backward(dout, y, ctx.dim, log=ctx.log, causal=ctx.causal), None, None, None
+
+
+class LogSumExp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        out = K.logsumexp_forward(x, dim, keepdim)
+        ctx.dim, ctx.keepdim = dim, keepdim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, lse = ctx.saved_tensors
+        return K.logsumexp_backward(dout, x, lse, ctx.dim, ctx.keepdim), None, None
+
+
+class Sum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, mean):
+        _sum_setup(ctx, (x, dim, keepdim), None)
+        ctx.mean = mean
+        return K.sum_forward(x, dim, keepdim, mean=mean)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return _broadcast_grad(ctx, dout, ctx.mean)[0], None, None, None
+
+
+def check_causal(x: Tensor, dim: int, causal: bool) -> None:
+    _check_causal(x, dim, causal)
