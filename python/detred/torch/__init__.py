@@ -17,6 +17,9 @@ Batch-invariant mode routes PyTorch's own CUDA kernels of these operations (and 
 
 or ``enable()`` / ``disable()``. Matrix products and attention kernels are not covered (combine with a batch-invariant
 matmul). Importing this module needs PyTorch.
+
+Submodules (imported on demand): ``detred.torch.scatter`` (exact scattered sums and deterministic() overrides of
+PyTorch's scatter kernels), ``detred.torch.distributed`` (reproducible gradient reduction over NCCL).
 """
 
 from __future__ import annotations
