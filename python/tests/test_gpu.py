@@ -267,3 +267,15 @@ def test_bad_cuda_inputs_name_the_argument():
         detred.dot(x.reshape(-1), x.reshape(-1).cpu())
     with pytest.raises(ValueError, match="^ddof: "):
         detred.var(x, ddof=1)
+
+
+def test_audit_gpu_rows():
+    if not detred._detred.has_audit:
+        pytest.skip("this build has no audit (DETRED_BUILD_VERIFY=OFF)")
+    gpu = [a for a in detred.audit_algorithms() if a.startswith("gpu/")]
+    assert gpu, "no GPU rows in a CUDA build's audit"
+    x = np.random.default_rng(2).standard_normal(100_000).astype(np.float32)
+    report = detred.audit(x, algorithms=gpu, device="gpu", repeat=2, permute=2)
+    assert report["exit_status"] == 0, report
+    names = {r["algorithm"] for r in report["inputs"][0]["results"]}
+    assert names, report

@@ -18,8 +18,10 @@ Batch-invariant mode routes PyTorch's own CUDA kernels of these operations (and 
 or ``enable()`` / ``disable()``. Matrix products and attention kernels are not covered (combine with a batch-invariant
 matmul). Importing this module needs PyTorch.
 
-Submodules (imported on demand): ``detred.torch.scatter`` (exact scattered sums and deterministic() overrides of
-PyTorch's scatter kernels), ``detred.torch.distributed`` (reproducible gradient reduction over NCCL).
+The exact scatter family, ``detred.torch.scatter``, is re-exported here: ``scatter_add``, ``index_add``,
+``segment_sum`` (custom ops with autograd) and ``deterministic()`` (routes aten's index_add, scatter_add, index_put
+with accumulate and embedding_dense_backward to them). ``detred.torch.distributed`` (reproducible gradient reduction
+over NCCL: a DDP comm hook, an FSDP2 reduce-scatter) is imported on its own: it needs detred's NCCL module.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ import torch
 
 from . import _kernels, _ops
 from ._overrides import batch_invariant, disable, enable, is_enabled, overridden
+from .scatter import deterministic, index_add, scatter_add, segment_sum
 
 __all__ = [
     "rms_norm", "layer_norm", "softmax", "log_softmax", "logsumexp", "sum", "mean",
     "batch_invariant", "enable", "disable", "is_enabled", "overridden",
+    "scatter_add", "index_add", "segment_sum", "deterministic",
 ]
 
 _Dims = Union[int, Sequence[int]]
