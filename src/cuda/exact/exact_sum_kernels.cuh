@@ -447,13 +447,19 @@ __global__ void __launch_bounds__(exact_finish_threads)
   }
 }
 
-// Resident blocks of the first kernel on the current device (its shared memory limits them), cached per device.
+// Resident blocks of the first kernel on the current device (its shared memory limits them), cached per device and
+// per kernel instance: the cache is keyed by the kernel's address too, because two copies of this library in one
+// process (a program and a plugin, or two Python extension modules, each linking detred statically) share the
+// template's static variables (GNU unique symbols) but not their kernels, and each copy's kernel needs its own
+// cudaFuncSetAttribute before it may use more than 48 KiB of dynamic shared memory.
 template <class T, class Tune>
 int exact_resident_blocks() {
   int device = 0;
   check(cudaGetDevice(&device), "cuda::sum (exact): cudaGetDevice");
+  const void* kernel = reinterpret_cast<const void*>(exact_block_kernel<T, Tune>);
   static thread_local int cached_device = -1, cached_blocks = 0;
-  if (device != cached_device) {
+  static thread_local const void* cached_kernel = nullptr;
+  if (device != cached_device || kernel != cached_kernel) {
     int sms = 0, per_sm = 0;
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
           "cuda::sum (exact): cudaDeviceGetAttribute");
@@ -465,6 +471,7 @@ int exact_resident_blocks() {
           "cuda::sum (exact): occupancy");
     cached_blocks = sms * (per_sm > 0 ? per_sm : 1);
     cached_device = device;
+    cached_kernel = kernel;
   }
   return cached_blocks;
 }
