@@ -20,7 +20,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/detred" carry
 cp -r python/detred/. "$stage/detred/"
 find "$stage/detred" -name __pycache__ -prune -exec rm -rf {} +
-cp build-py312/python/_detred*.so "$stage/detred/"
+cp build-py312/python/_*.so "$stage/detred/"
 [ -x build-py312/verify/audit/detred-audit ] && cp build-py312/verify/audit/detred-audit "$stage/detred/"
 [ -f build-py312/verify/audit/libdetred-audit-gpu.so ] && cp build-py312/verify/audit/libdetred-audit-gpu.so "$stage/detred/"
 strip --strip-unneeded "$stage"/detred/*.so "$stage"/detred/detred-audit 2>/dev/null || true

@@ -94,10 +94,12 @@ class AllReduceState:
         self.comm, self.method, self.average = comm, method, average
 
 
-def allreduce_hook(state: AllReduceState, bucket: Any) -> torch.futures.Future:
-    """A DDP communication hook (``model.register_comm_hook(state, allreduce_hook)``): the bucket's flat gradient
-    all-reduced by detred in place, then divided by the rank count when ``state.average``. DDP gives every rank the
-    same buckets, so the argument check is skipped (no host round trip)."""
+def allreduce_hook(state, bucket):
+    """A DDP communication hook (``model.register_comm_hook(state, allreduce_hook)``; ``state`` an AllReduceState,
+    ``bucket`` a ``dist.GradBucket``; returns a ``torch.futures.Future`` of the bucket's tensor): the bucket's flat
+    gradient all-reduced by detred in place, then divided by the rank count when ``state.average``. DDP gives every
+    rank the same buckets, so the argument check is skipped (no host round trip). The parameters carry no
+    annotations: DDP compares them with its own types, which postponed annotations would turn into strings."""
     buffer = bucket.buffer()
     state.comm.all_reduce(buffer, buffer, method=state.method, check_arguments=False)
     if state.average:
