@@ -277,8 +277,7 @@ void import_array(nb::handle x, const char* name, array_view& v) {
   if (import_numpy(x, name, v)) return;
 #ifdef DETRED_PY_HAS_CUDA
   if (cuda_backend::import_native(x, name, v)) return;  // PyTorch and CuPy CUDA arrays, read in place
-  const framework fw = framework_of(x);
-  if (fw == framework::jax && nb::hasattr(x, "block_until_ready")) x.attr("block_until_ready")();
+  if (framework_of(x) == framework::jax && nb::hasattr(x, "block_until_ready")) x.attr("block_until_ready")();
 #endif
   if (!nb::try_cast(x, v.dlpack, false)) {
     type_error(name, "expected an array that supports DLPack (numpy, PyTorch, CuPy, JAX), got " + python_type_name(x));
@@ -289,19 +288,19 @@ void import_array(nb::handle x, const char* name, array_view& v) {
                          std::to_string(a.dtype().code) + " with " + std::to_string(a.dtype().bits) + " bits");
   v.device_type = a.device_type();
   v.device_id = a.device_id();
+  if (a.ndim() > std::size_t(max_ndim)) value_error(name, "more than 64 dimensions");
+  v.fw = framework_of(x);
+  v.ndim = int(a.ndim());
+  std::int64_t strides[max_ndim];
+  const std::size_t item = dtype_size(v.type);
+  for (int d = 0; d < v.ndim; ++d) {
+    v.shape[d] = std::int64_t(a.shape(d));
+    strides[d] = a.stride(d) * std::int64_t(item);
+  }
 #ifdef DETRED_PY_HAS_CUDA
   if (v.device_type == device_cuda) {
     // Another framework's CUDA array (JAX, any DLPack producer): read in place, contiguous only; the call is
     // synchronous (cuda_backend.hpp).
-    if (a.ndim() > std::size_t(max_ndim)) value_error(name, "more than 64 dimensions");
-    v.fw = fw;
-    v.ndim = int(a.ndim());
-    std::int64_t strides[max_ndim];
-    const std::size_t item = dtype_size(v.type);
-    for (int d = 0; d < v.ndim; ++d) {
-      v.shape[d] = std::int64_t(a.shape(d));
-      strides[d] = a.stride(d) * std::int64_t(item);
-    }
     if (!c_contiguous(v.ndim, v.shape.data(), strides, item))
       value_error(name, "a non-contiguous CUDA array: detred reads CUDA arrays in place; pass a contiguous copy");
     v.data = a.data();
@@ -318,15 +317,6 @@ void import_array(nb::handle x, const char* name, array_view& v) {
                           ", which detred does not support (CPU only in this build)");
   }
   v.device_type = device_cpu;
-  if (a.ndim() > std::size_t(max_ndim)) value_error(name, "more than 64 dimensions");
-  v.fw = framework_of(x);
-  v.ndim = int(a.ndim());
-  std::int64_t strides[max_ndim];
-  const std::size_t item = dtype_size(v.type);
-  for (int d = 0; d < v.ndim; ++d) {
-    v.shape[d] = std::int64_t(a.shape(d));
-    strides[d] = a.stride(d) * std::int64_t(item);
-  }
   finish_strided(v, static_cast<const std::byte*>(a.data()), strides);
 }
 

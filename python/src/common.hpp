@@ -32,9 +32,9 @@ dtype_id parse_float_dtype(nb::handle dtype, const char* name);
 template <class T>
 using tag = std::type_identity<T>;
 
-// Calls f(tag<T>{}) for the input's floating type; TypeError for integer inputs.
+// Calls f(tag<T>{}) for the input's floating type; TypeError naming the argument `name` for integer inputs.
 template <class F>
-decltype(auto) visit_float(const array_view& v, const char* function, F&& f) {
+decltype(auto) visit_float(const array_view& v, const char* function, F&& f, const char* name = "x") {
   switch (v.type) {
     case dtype_id::f16:
       return f(tag<half>{});
@@ -45,8 +45,8 @@ decltype(auto) visit_float(const array_view& v, const char* function, F&& f) {
     case dtype_id::f64:
       return f(tag<double>{});
     default:
-      throw_type_error("x", std::string(function) + " takes float16, bfloat16, float32 or float64 arrays, got " +
-                                dtype_name(v.type));
+      throw_type_error(name, std::string(function) + " takes float16, bfloat16, float32 or float64 arrays, got " +
+                                 dtype_name(v.type));
   }
 }
 

@@ -74,6 +74,16 @@ class workspace {
   cudaStream_t stream_ = nullptr;
 };
 
+// Runs a device call in detred's two-phase shape (docs/API.md): call(nullptr, bytes) asks its workspace size, then
+// call(workspace, bytes) runs with that many bytes from the pool, given back on the call's stream.
+template <class Call>
+void with_workspace(const call_site& site, Call&& call) {
+  std::size_t bytes = 0;
+  call(nullptr, bytes);
+  workspace ws(site, bytes);
+  call(ws.data(), bytes);
+}
+
 // An output array on the input's device, of the input's framework (see the file comment); `data` its device memory.
 class device_output {
  public:

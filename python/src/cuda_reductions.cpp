@@ -109,18 +109,14 @@ nb::object sum(const array_view& v, const layout& l, sum_method method, dtype_id
       if (l.kind == layout::last && method != sum_method::exact) {
         const row_shape shape = dense_rows(l.rows, l.cols);
         const cuda::row_options options{method};
-        std::size_t bytes = 0;
-        cuda::row_sum(nullptr, bytes, x, y, shape, site.stream(), options);
-        workspace ws(site, bytes);
-        cuda::row_sum(ws.data(), bytes, x, y, shape, site.stream(), options);
+        cuda_backend::with_workspace(
+            site, [&](void* ws, std::size_t& bytes) { cuda::row_sum(ws, bytes, x, y, shape, site.stream(), options); });
         return finished(out, site);
       }
       if (l.kind == layout::first && method == sum_method::tree) {
         const row_shape shape = dense_rows(l.rows, l.cols);
-        std::size_t bytes = 0;
-        cuda::column_sum(nullptr, bytes, x, y, shape, site.stream());
-        workspace ws(site, bytes);
-        cuda::column_sum(ws.data(), bytes, x, y, shape, site.stream());
+        cuda_backend::with_workspace(
+            site, [&](void* ws, std::size_t& bytes) { cuda::column_sum(ws, bytes, x, y, shape, site.stream()); });
         return finished(out, site);
       }
     }
@@ -210,10 +206,9 @@ nb::object dot(const array_view& x, const array_view& y, dtype_id acc) {
     using A = type_of<decltype(a)>;
     call_site site(x);
     device_output out(site, x, acc, 0, nullptr);
-    std::size_t bytes = 0;
-    cuda::dot<A>(nullptr, bytes, x.as<T>(), y.as<T>(), out.as<A>(), x.size(), site.stream());
-    workspace ws(site, bytes);
-    cuda::dot<A>(ws.data(), bytes, x.as<T>(), y.as<T>(), out.as<A>(), x.size(), site.stream());
+    cuda_backend::with_workspace(site, [&](void* ws, std::size_t& bytes) {
+      cuda::dot<A>(ws, bytes, x.as<T>(), y.as<T>(), out.as<A>(), x.size(), site.stream());
+    });
     return finished(out, site);
   });
 }
@@ -248,20 +243,16 @@ nb::object statistic(const array_view& v, const layout& l, dtype_id acc, row_sta
       }
       const row_shape shape = dense_rows(rows, cols);
       float* y = out.as<float>();
-      std::size_t bytes = 0;
       if (which == row_statistic::logsumexp) {
-        cuda::row_logsumexp(nullptr, bytes, x, y, shape, site.stream());
-        workspace ws(site, bytes);
-        cuda::row_logsumexp(ws.data(), bytes, x, y, shape, site.stream());
+        cuda_backend::with_workspace(
+            site, [&](void* ws, std::size_t& bytes) { cuda::row_logsumexp(ws, bytes, x, y, shape, site.stream()); });
       } else {
-        cuda::row_mean_variance(nullptr, bytes, x, y, y, shape, site.stream());
-        workspace ws(site, bytes);
         workspace unused(site, rows * sizeof(float));  // the statistic not asked for
-        float* other = static_cast<float*>(unused.data());
-        if (which == row_statistic::mean)
-          cuda::row_mean_variance(ws.data(), bytes, x, y, other, shape, site.stream());
-        else
-          cuda::row_mean_variance(ws.data(), bytes, x, other, y, shape, site.stream());
+        float* mean = which == row_statistic::mean ? y : static_cast<float*>(unused.data());
+        float* variance = which == row_statistic::mean ? static_cast<float*>(unused.data()) : y;
+        cuda_backend::with_workspace(site, [&](void* ws, std::size_t& bytes) {
+          cuda::row_mean_variance(ws, bytes, x, mean, variance, shape, site.stream());
+        });
       }
       return finished(out, site);
     }
@@ -281,16 +272,12 @@ nb::object cumsum(const array_view& v, bool exclusive, dtype_id acc) {
       const std::int64_t n = std::int64_t(v.size());
       call_site site(v);
       device_output out(site, v, acc, 1, &n);
-      std::size_t bytes = 0;
-      auto call = [&](void* ws) {
+      cuda_backend::with_workspace(site, [&](void* ws, std::size_t& bytes) {
         if (exclusive)
           cuda::exclusive_sum_scan<A>(ws, bytes, v.as<T>(), out.as<A>(), std::uint64_t(n), site.stream());
         else
           cuda::inclusive_sum_scan<A>(ws, bytes, v.as<T>(), out.as<A>(), std::uint64_t(n), site.stream());
-      };
-      call(nullptr);
-      workspace ws(site, bytes);
-      call(ws.data());
+      });
       return finished(out, site);
     }
   });

@@ -127,14 +127,7 @@ void dispatch(const row_call& c, Cpu&& cpu, [[maybe_unused]] Gpu&& gpu) {
 }
 
 #ifdef DETRED_PY_HAS_CUDA
-// The workspace idiom: query the bytes, take them from the pool on the call's stream, call.
-template <class Call>
-void with_workspace(const cuda_backend::call_site& site, Call&& call) {
-  std::size_t bytes = 0;
-  call(nullptr, bytes);
-  cuda_backend::workspace ws(site, bytes);
-  call(ws.data(), bytes);
-}
+using cuda_backend::with_workspace;  // the two-phase call with a pool workspace (cuda_backend.hpp)
 #endif
 
 void rms_norm_forward(nb::handle x, nb::handle weight, nb::handle out, nb::handle rstd, float eps) {

@@ -97,23 +97,6 @@ void require_output_type(const array_view& out) {
 }
 
 template <class F>
-decltype(auto) visit_values(const array_view& v, const char* name, const char* function, F&& f) {
-  switch (v.type) {
-    case dtype_id::f16:
-      return f(tag<half>{});
-    case dtype_id::bf16:
-      return f(tag<bfloat16>{});
-    case dtype_id::f32:
-      return f(tag<float>{});
-    case dtype_id::f64:
-      return f(tag<double>{});
-    default:
-      throw_type_error(name, std::string(function) + " takes float16, bfloat16, float32 or float64 values, got " +
-                                 dtype_name(v.type));
-  }
-}
-
-template <class F>
 decltype(auto) visit_index(const array_view& v, F&& f) {
   if (v.type == dtype_id::i32) return f(tag<std::int32_t>{});
   return f(tag<std::int64_t>{});
@@ -122,40 +105,39 @@ decltype(auto) visit_index(const array_view& v, F&& f) {
 // scatter_add (d = 0: flat) and index_add (d >= 1: rows of d elements).
 void scatter_rows(const array_view& src, const array_view& index, const array_view& out, std::uint64_t n,
                   std::uint64_t m, std::uint64_t d, bool rows, const char* function) {
-  visit_values(src, rows ? "source" : "values", function, [&](auto t) {
-    using T = type_of<decltype(t)>;
-    using R = scatter_output_t<T>;
-    require_output_type<T>(out);
-    visit_index(index, [&](auto i) {
-      using I = type_of<decltype(i)>;
-      const T* x = src.as<T>();
-      const I* k = index.as<I>();
-      R* y = static_cast<R*>(const_cast<void*>(out.data));
+  visit_float(
+      src, function,
+      [&](auto t) {
+        using T = type_of<decltype(t)>;
+        using R = scatter_output_t<T>;
+        require_output_type<T>(out);
+        visit_index(index, [&](auto i) {
+          using I = type_of<decltype(i)>;
+          const T* x = src.as<T>();
+          const I* k = index.as<I>();
+          R* y = static_cast<R*>(const_cast<void*>(out.data));
 #ifdef DETRED_PY_HAS_CUDA
-      if (src.device_type == device_cuda) {
-        cuda_backend::call_site site(src);
-        std::size_t bytes = 0;
-        if (rows)
-          cuda::index_add(nullptr, bytes, x, k, y, n, m, d, site.stream());
-        else
-          cuda::scatter_add(nullptr, bytes, x, k, y, n, m, site.stream());
-        cuda_backend::workspace ws(site, bytes);
-        if (rows)
-          cuda::index_add(ws.data(), bytes, x, k, y, n, m, d, site.stream());
-        else
-          cuda::scatter_add(ws.data(), bytes, x, k, y, n, m, site.stream());
-        site.finish();
-        return;
-      }
+          if (src.device_type == device_cuda) {
+            cuda_backend::call_site site(src);
+            cuda_backend::with_workspace(site, [&](void* ws, std::size_t& bytes) {
+              if (rows)
+                cuda::index_add(ws, bytes, x, k, y, n, m, d, site.stream());
+              else
+                cuda::scatter_add(ws, bytes, x, k, y, n, m, site.stream());
+            });
+            site.finish();
+            return;
+          }
 #endif
-      run_maybe_released(n * (rows ? d : 1), [&] {
-        if (rows)
-          detred::index_add(x, k, y, n, m, d, module_cpu_options());
-        else
-          detred::scatter_add(x, k, y, n, m, module_cpu_options());
-      });
-    });
-  });
+          run_maybe_released(n * (rows ? d : 1), [&] {
+            if (rows)
+              detred::index_add(x, k, y, n, m, d, module_cpu_options());
+            else
+              detred::scatter_add(x, k, y, n, m, module_cpu_options());
+          });
+        });
+      },
+      rows ? "source" : "values");
 }
 
 nb::object scatter_add_fn(nb::handle values, nb::handle index, nb::handle out) {
@@ -226,63 +208,66 @@ nb::object segment_sum_fn(nb::handle values, nb::handle offsets, nb::handle keys
         "keys", "must have as many elements as values (" + std::to_string(n) + "), got " + std::to_string(b.size()));
   if (!by_keys && b.size() == 0) throw_value_error("offsets", "must hold at least one value (segments + 1)");
   const std::uint64_t segments = by_keys ? n : b.size() - 1;
-  return visit_values(v, "values", "segment_sum", [&](auto t) -> nb::object {
-    using T = type_of<decltype(t)>;
-    using R = scatter_output_t<T>;
-    constexpr dtype_id out_type = dtype_of<R>();
-    return visit_index(b, [&](auto i) -> nb::object {
-      using I = type_of<decltype(i)>;
-      const T* x = v.as<T>();
-      const I* k = b.as<I>();
-      const std::int64_t shape[1] = {std::int64_t(segments)};
+  return visit_float(
+      v, "segment_sum",
+      [&](auto t) -> nb::object {
+        using T = type_of<decltype(t)>;
+        using R = scatter_output_t<T>;
+        constexpr dtype_id out_type = dtype_of<R>();
+        return visit_index(b, [&](auto i) -> nb::object {
+          using I = type_of<decltype(i)>;
+          const T* x = v.as<T>();
+          const I* k = b.as<I>();
+          const std::int64_t shape[1] = {std::int64_t(segments)};
 #ifdef DETRED_PY_HAS_CUDA
-      if (v.device_type == device_cuda) {
-        cuda_backend::call_site site(v);
-        const cuda::segment_options options{method};
-        cuda_backend::device_output sums(site, v, out_type, 1, shape);
-        if (!by_keys) {
-          std::size_t bytes = 0;
-          cuda::segment_sum(nullptr, bytes, x, k, sums.template as<R>(), segments, site.stream(), options);
-          cuda_backend::workspace ws(site, bytes);
-          cuda::segment_sum(ws.data(), bytes, x, k, sums.template as<R>(), segments, site.stream(), options);
-          site.finish();
-          return sums.release(site);
-        }
-        cuda_backend::device_output unique(site, v, b.type, 1, shape);
-        std::size_t bytes = 0;
-        cuda::reduce_by_key(nullptr, bytes, k, x, unique.template as<I>(), sums.template as<R>(), nullptr, n,
-                            site.stream(), options);
-        cuda_backend::workspace ws(site, bytes + 256);
-        auto* count = reinterpret_cast<std::uint64_t*>(static_cast<unsigned char*>(ws.data()) + bytes);
-        cuda::reduce_by_key(ws.data(), bytes, k, x, unique.template as<I>(), sums.template as<R>(), count, n,
-                            site.stream(), options);
-        std::uint64_t runs = 0;
-        cuda_backend::check(cudaMemcpyAsync(&runs, count, sizeof runs, cudaMemcpyDeviceToHost, site.stream()),
-                            "cudaMemcpyAsync (run count)");
-        cuda_backend::check(cudaStreamSynchronize(site.stream()), "cudaStreamSynchronize (run count)");
-        site.finish();
-        nb::object u = unique.release(site), s = sums.release(site);
-        const nb::object first = nb::steal(PySlice_New(nullptr, nb::int_(runs).ptr(), nullptr));
-        return nb::make_tuple(u[first], s[first]);
-      }
+          if (v.device_type == device_cuda) {
+            cuda_backend::call_site site(v);
+            const cuda::segment_options options{method};
+            cuda_backend::device_output sums(site, v, out_type, 1, shape);
+            if (!by_keys) {
+              cuda_backend::with_workspace(site, [&](void* ws, std::size_t& bytes) {
+                cuda::segment_sum(ws, bytes, x, k, sums.template as<R>(), segments, site.stream(), options);
+              });
+              site.finish();
+              return sums.release(site);
+            }
+            cuda_backend::device_output unique(site, v, b.type, 1, shape);
+            std::size_t bytes = 0;
+            cuda::reduce_by_key(nullptr, bytes, k, x, unique.template as<I>(), sums.template as<R>(), nullptr, n,
+                                site.stream(), options);
+            cuda_backend::workspace ws(site, bytes + 256);
+            auto* count = reinterpret_cast<std::uint64_t*>(static_cast<unsigned char*>(ws.data()) + bytes);
+            cuda::reduce_by_key(ws.data(), bytes, k, x, unique.template as<I>(), sums.template as<R>(), count, n,
+                                site.stream(), options);
+            std::uint64_t runs = 0;
+            cuda_backend::check(cudaMemcpyAsync(&runs, count, sizeof runs, cudaMemcpyDeviceToHost, site.stream()),
+                                "cudaMemcpyAsync (run count)");
+            cuda_backend::check(cudaStreamSynchronize(site.stream()), "cudaStreamSynchronize (run count)");
+            site.finish();
+            nb::object u = unique.release(site), s = sums.release(site);
+            const nb::object first = nb::steal(PySlice_New(nullptr, nb::int_(runs).ptr(), nullptr));
+            return nb::make_tuple(u[first], s[first]);
+          }
 #endif
-      if (!by_keys) {
-        result_buffer sums(out_type, 1, shape);
-        run_maybe_released(n, [&] { detred::segment_sum(x, k, sums.as<R>(), segments, method, module_cpu_options()); });
-        return export_result(std::move(sums), v);
-      }
-      std::uint64_t runs = 0;
-      result_buffer unique(b.type, 1, shape), sums(out_type, 1, shape);
-      run_maybe_released(n, [&] {
-        detred::reduce_by_key(k, x, unique.as<I>(), sums.as<R>(), &runs, n, method, module_cpu_options());
-      });
-      unique.shape[0] = std::int64_t(runs);
-      unique.count = std::size_t(runs);
-      sums.shape[0] = std::int64_t(runs);
-      sums.count = std::size_t(runs);
-      return nb::make_tuple(export_result(std::move(unique), v), export_result(std::move(sums), v));
-    });
-  });
+          if (!by_keys) {
+            result_buffer sums(out_type, 1, shape);
+            run_maybe_released(
+                n, [&] { detred::segment_sum(x, k, sums.as<R>(), segments, method, module_cpu_options()); });
+            return export_result(std::move(sums), v);
+          }
+          std::uint64_t runs = 0;
+          result_buffer unique(b.type, 1, shape), sums(out_type, 1, shape);
+          run_maybe_released(n, [&] {
+            detred::reduce_by_key(k, x, unique.as<I>(), sums.as<R>(), &runs, n, method, module_cpu_options());
+          });
+          unique.shape[0] = std::int64_t(runs);
+          unique.count = std::size_t(runs);
+          sums.shape[0] = std::int64_t(runs);
+          sums.count = std::size_t(runs);
+          return nb::make_tuple(export_result(std::move(unique), v), export_result(std::move(sums), v));
+        });
+      },
+      "values");
 }
 
 }  // namespace
