@@ -7,8 +7,10 @@ reduction (``f(x, axis=-1)[r] == f(x[r])`` bit for bit), ``axis=0`` the column r
 input's framework. ``ExactAccumulator`` holds an exact sum you can merge, serialize and pickle; ``audit`` runs
 detred-audit on an array and returns its JSON report as a dict.
 
-CPU arrays run on the CPU backend (any thread count, the same bits). CUDA arrays raise ValueError until the CUDA
-backend is bound (``cuda_available()`` is False in this version).
+CPU arrays run on the CPU backend (any thread count, the same bits); CUDA arrays (PyTorch, CuPy, JAX) on their GPU
+with the same bits, on the framework's current stream (``cuda_available()`` says whether this build has the CUDA
+backend and a GPU). ``scatter_add``, ``index_add`` and ``segment_sum`` are the exact scattered sums; ``detred.torch``
+holds the PyTorch operators and ``detred.torch.distributed`` the reproducible collectives.
 """
 
 from __future__ import annotations

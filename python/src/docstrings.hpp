@@ -5,15 +5,17 @@
 
 namespace detred::python::doc {
 
-#define DETRED_PY_ARRAYS                                                                                              \
-  "\n\nArrays: any array that speaks DLPack (numpy, PyTorch, JAX, CuPy) on the CPU; float16, bfloat16 (ml_dtypes or " \
-  "torch), float32, float64. A non-contiguous array is copied first (same values, same bits). The result is of the "  \
-  "input's framework: a numpy scalar or array for numpy input, a tensor for a torch tensor. CUDA arrays raise "       \
-  "ValueError until the CUDA backend is bound (detred.cuda_available()).\n"                                           \
-  "axis: None (every element, C order), -1 (the last axis: the batch-invariant row reduction, leading dimensions "    \
-  "are the batch) or 0 (the column reduction). Every output is the reduction of its own slice alone: "                \
-  "f(x, axis=-1)[r] == f(x[r]) and f(x, axis=0)[j] == f(x[:, j]) bit for bit, whatever the other rows.\n"             \
-  "dtype: the accumulation and result type, float32 or float64 (default: float32 for 16- and 32-bit inputs, "         \
+#define DETRED_PY_ARRAYS                                                                                            \
+  "\n\nArrays: any array that speaks DLPack (numpy, PyTorch, JAX, CuPy); float16, bfloat16 (ml_dtypes or torch), "  \
+  "float32, float64. CPU arrays run on the CPU backend (a non-contiguous one is copied first: same values, same "   \
+  "bits); CUDA arrays on their GPU with the same bits, asynchronously on PyTorch's or CuPy's current stream (JAX: " \
+  "synchronous), read in place (contiguous only: ValueError otherwise), also inside CUDA-graph capture; the "       \
+  "sequential methods and float64 row statistics have no GPU form (docs/PYTHON.md). The result is of the input's "  \
+  "framework and device: a numpy scalar or array for numpy input, a tensor for a torch tensor.\n"                   \
+  "axis: None (every element, C order), -1 (the last axis: the batch-invariant row reduction, leading dimensions "  \
+  "are the batch) or 0 (the column reduction). Every output is the reduction of its own slice alone: "              \
+  "f(x, axis=-1)[r] == f(x[r]) and f(x, axis=0)[j] == f(x[:, j]) bit for bit, whatever the other rows.\n"           \
+  "dtype: the accumulation and result type, float32 or float64 (default: float32 for 16- and 32-bit inputs, "       \
   "float64 for float64). Narrowing (float64 input, float32 dtype) raises TypeError."
 
 inline constexpr const char* sum =
