@@ -4,7 +4,10 @@
 
 #include "common.hpp"
 #include "cuda_backend.hpp"
+
+#ifdef DETRED_PY_HAS_CUDA
 #include "detred/cuda/sum.hpp"
+#endif
 
 namespace detred::python {
 
