@@ -15,11 +15,11 @@ Usage: python3 bench_scatter_torch.py [--repeat 15]
 from __future__ import annotations
 
 import argparse
-import statistics
 
 import torch
 
 import detred
+from cuda_timing import median_ms
 
 
 def zipf_index(n: int, m: int, generator: torch.Generator, s: float = 1.1) -> torch.Tensor:
@@ -28,20 +28,6 @@ def zipf_index(n: int, m: int, generator: torch.Generator, s: float = 1.1) -> to
     e = 1.0 - s
     x = ((m**e - 1.0) * u + 1.0) ** (1.0 / e)
     return (x.floor() - 1.0).clamp(0, m - 1).to(torch.int64)
-
-
-def median_ms(fn, repeat: int) -> float:
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def distinct_results(fn, runs: int = 5) -> int:

@@ -18,27 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
 import detred.torch as dt
-
-
-def median_ms(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+from cuda_timing import median_ms
 
 
 def fwd_bwd(f, inputs, dy):
@@ -50,31 +36,31 @@ def fwd_bwd(f, inputs, dy):
 
 
 def rms_norm_rows(x, w, dy, eps, warmup, reps, report):
-    t_d = median_ms(fwd_bwd(lambda a, b: dt.rms_norm(a, b, eps), (x, w), dy), warmup, reps)
-    t_t = median_ms(fwd_bwd(lambda a, b: F.rms_norm(a, [4096], b, eps), (x, w), dy), warmup, reps)
+    t_d = median_ms(fwd_bwd(lambda a, b: dt.rms_norm(a, b, eps), (x, w), dy), reps, warmup)
+    t_t = median_ms(fwd_bwd(lambda a, b: F.rms_norm(a, [4096], b, eps), (x, w), dy), reps, warmup)
 
     def plain_rms(a, b):
         af = a.float()
         return (af * torch.rsqrt(af.pow(2).mean(-1, keepdim=True) + eps) * b.float()).to(a.dtype)
 
-    t_p = median_ms(fwd_bwd(plain_rms, (x, w), dy), warmup, reps)
+    t_p = median_ms(fwd_bwd(plain_rms, (x, w), dy), reps, warmup)
     report("RMSNorm fwd+bwd bf16 [16384x4096]", "F.rms_norm", t_d, t_t, 0.90)
     report("RMSNorm fwd+bwd bf16 [16384x4096]", "x*rsqrt(mean(x^2)+eps)*w in fp32", t_d, t_p, 1.5)
     # The other routes to the same kernels: the custom operator, and aten's op under batch-invariant mode.
-    t_op = median_ms(fwd_bwd(lambda a, b: torch.ops.detred.rms_norm(a, [4096], b, eps)[0], (x, w), dy), warmup, reps)
+    t_op = median_ms(fwd_bwd(lambda a, b: torch.ops.detred.rms_norm(a, [4096], b, eps)[0], (x, w), dy), reps, warmup)
     with dt.batch_invariant():
-        t_ov = median_ms(fwd_bwd(lambda a, b: F.rms_norm(a, [4096], b, eps), (x, w), dy), warmup, reps)
+        t_ov = median_ms(fwd_bwd(lambda a, b: F.rms_norm(a, [4096], b, eps), (x, w), dy), reps, warmup)
     print(f"  (torch.ops.detred.rms_norm: {t_op:.3f} ms; F.rms_norm inside batch_invariant(): {t_ov:.3f} ms)")
 
 
 def layer_norm_rows(x, w, b, dy, warmup, reps, report):
-    t_d = median_ms(fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b), dy), warmup, reps)
-    t_t = median_ms(fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy), warmup, reps)
+    t_d = median_ms(fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b), dy), reps, warmup)
+    t_t = median_ms(fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy), reps, warmup)
     report("LayerNorm fwd+bwd bf16 [16384x4096]", "F.layer_norm", t_d, t_t, 0.85)
     t_op = median_ms(fwd_bwd(lambda a, ww, bb: torch.ops.detred.layer_norm(a, [4096], ww, bb, 1e-5)[0], (x, w, b), dy),
-                     warmup, reps)
+                     reps, warmup)
     with dt.batch_invariant():
-        t_ov = median_ms(fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy), warmup, reps)
+        t_ov = median_ms(fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy), reps, warmup)
     print(f"  (torch.ops.detred.layer_norm: {t_op:.3f} ms; F.layer_norm inside batch_invariant(): {t_ov:.3f} ms)")
 
 
@@ -83,15 +69,15 @@ def log_softmax_rows(dev, bio, warmup, reps, report):
         name = "bf16" if dtype == torch.bfloat16 else "fp32"
         z = torch.randn(16384, 32768, device=dev, dtype=dtype) * 4
         with torch.no_grad():
-            t_d = median_ms(lambda: dt.log_softmax(z), warmup, reps)
-            t_t = median_ms(lambda: torch.log_softmax(z, -1), warmup, reps)
+            t_d = median_ms(lambda: dt.log_softmax(z), reps, warmup)
+            t_t = median_ms(lambda: torch.log_softmax(z, -1), reps, warmup)
             report(f"log_softmax fwd {name} [16384x32768]", "torch.log_softmax", t_d, t_t, 0.90)
             if bio is not None:
-                t_b = median_ms(lambda: bio.log_softmax(z, -1), warmup, reps)
+                t_b = median_ms(lambda: bio.log_softmax(z, -1), reps, warmup)
                 report(f"log_softmax fwd {name} [16384x32768]", "batch_invariant_ops log_softmax (Triton)", t_d,
                        t_b, 1.0)
             with dt.batch_invariant():
-                t_o = median_ms(lambda: torch.log_softmax(z, -1), warmup, reps)
+                t_o = median_ms(lambda: torch.log_softmax(z, -1), reps, warmup)
             print(f"  (torch.log_softmax inside batch_invariant(): {t_o:.3f} ms)")
         del z
 
@@ -103,9 +89,9 @@ def causal_rows(dev, warmup, reps, report):
         s = torch.randn(8, 12, 1024, 1024, device=dev, dtype=dtype)
         masked = s.masked_fill(mask, float("-inf"))
         with torch.no_grad():
-            t_d = median_ms(lambda: dt.softmax(masked, causal=True), warmup, reps)
-            t_t = median_ms(lambda: torch.softmax(masked, -1), warmup, reps)
-            t_f = median_ms(lambda: dt.softmax(masked), warmup, reps)
+            t_d = median_ms(lambda: dt.softmax(masked, causal=True), reps, warmup)
+            t_t = median_ms(lambda: torch.softmax(masked, -1), reps, warmup)
+            t_f = median_ms(lambda: dt.softmax(masked), reps, warmup)
         report(f"causal softmax fwd {name} [8,12,1024,1024]", "torch.softmax (masked input)", t_d, t_t, 0.90)
         print(f"  (detred full-row softmax of the masked input: {t_f:.3f} ms)")
         del s, masked
