@@ -280,12 +280,28 @@ void bench_gradients(float* x, float* y) {
              detred::cuda::log_softmax_forward(no_workspace(), zero_bytes, in.get(), out.get(), shape);
            }),
            copy_gbs, "copy");
+    // The launch's effect: blocks of 8 warps, each warp a row at a time (fewer rows in flight keep the three passes
+    // over a row in L2).
+    const auto sweep = [&](const char* type, auto* input, auto* output, double element_bytes) {
+      for (int blocks : {66, 132, 264, 528, 1056, 2112}) {
+        detred::cuda::row_options options;
+        options.grid_blocks = blocks;
+        char what[96];
+        std::snprintf(what, sizeof what, "log_softmax_forward %s 16384 x 32768, %d blocks", type, blocks);
+        report(what, 2.0 * n * element_bytes, median_ms([&] {
+                 detred::cuda::log_softmax_forward(no_workspace(), zero_bytes, input, output, shape, nullptr, options);
+               }),
+               copy_gbs, "copy");
+      }
+    };
+    sweep("fp32", in.get(), out.get(), 4.0);
     auto* ib = reinterpret_cast<bfloat16*>(in.get());
     auto* ob = reinterpret_cast<bfloat16*>(out.get());
     bench::fill_uniform(ib, 2 * n, 5);
     report("detred::cuda::log_softmax_forward bf16 16384 x 32768", 2.0 * n * 2,
            median_ms([&] { detred::cuda::log_softmax_forward(no_workspace(), zero_bytes, ib, ob, shape); }), copy_gbs,
            "copy");
+    sweep("bf16", ib, ob, 2.0);
     report("detred::cuda::log_softmax_backward bf16 16384 x 32768", 3.0 * n * 2,
            median_ms([&] { detred::cuda::log_softmax_backward(no_workspace(), zero_bytes, ib, ib + n, ob, shape); }),
            copy_gbs, "copy");

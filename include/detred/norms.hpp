@@ -87,18 +87,19 @@ void rmsnorm_backward(const T* dy, const T* x, const T* weight, const float* rst
   for (std::uint64_t i = 0; i < c; ++i) dweight[i] = canonicalize_nan(acc[i].result());
 }
 
-// out[r, i] = exp(x[r, i] - lse_r) for i < shape.length(r), lse_r = row_logsumexp of row r (full, strided, per-row
-// lengths or causal rows); out has x's layout; entries past a row's length are not written. A NaN makes its row NaN;
-// a row holding +Inf gives NaN at its +Inf entries and 0 elsewhere; an all -Inf row gives NaN (canonical NaN).
+// out[r, i] = exp(x[r, i] - m_r) / s_r for i < shape.length(r), m_r and s_r the two passes of row_logsumexp of row r
+// (the maximum, and the canonical sum of the same exp(x - m) terms; full, strided, per-row lengths or causal rows);
+// out has x's layout; entries past a row's length are not written. Error: the term's (under 1 ulp), the sum's
+// (row_sum's bound over terms in [0, 1]) and the division's rounding. A row whose maximum is not finite (a NaN, a
+// +Inf, or only -Inf) is NaN (canonical) throughout.
 template <class T>
 void softmax_forward(const T* x, T* out, const row_shape& shape) {
   detail::check_row_shape(shape, "softmax_forward");
-  using Acc = logsumexp_accumulator<float>;
   for (std::uint64_t r = 0; r < shape.rows; ++r) {
     const T* row = x + r * shape.stride;
     const std::uint64_t n = shape.length(r);
-    const float lse = canonical_row_root<Acc>(row, n, widened_leaf<Acc>{}).result();
-    for (std::uint64_t i = 0; i < n; ++i) out[r * shape.stride + i] = norms::softmax_value(row[i], lse);
+    const logsumexp_parts<float> parts = canonical_row_logsumexp<float>(row, n);
+    for (std::uint64_t i = 0; i < n; ++i) out[r * shape.stride + i] = norms::softmax_value(row[i], parts);
   }
 }
 
@@ -143,11 +144,10 @@ void layernorm_backward(const T* dy, const T* x, const T* weight, const float* m
 template <class T>
 void log_softmax_forward(const T* x, T* out, const row_shape& shape) {
   detail::check_row_shape(shape, "log_softmax_forward");
-  using Acc = logsumexp_accumulator<float>;
   for (std::uint64_t r = 0; r < shape.rows; ++r) {
     const T* row = x + r * shape.stride;
     const std::uint64_t n = shape.length(r);
-    const float lse = canonical_row_root<Acc>(row, n, widened_leaf<Acc>{}).result();
+    const float lse = canonical_row_logsumexp<float>(row, n).result();
     for (std::uint64_t i = 0; i < n; ++i) out[r * shape.stride + i] = norms::log_softmax_value(row[i], lse);
   }
 }

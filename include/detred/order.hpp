@@ -26,7 +26,7 @@
 namespace detred {
 
 // Bumped whenever any result bit of any canonical algorithm could change.
-inline constexpr int canonical_order_version = 1;
+inline constexpr int canonical_order_version = 2;
 
 // h(n): the largest number of combining operations on the path from any input to the result of reduce(x[0..n)),
 // = floor(log2 n) + popcount(n) - 1 for n >= 1 (n = 2^k gives k; n = 2^k - 1 gives 2k - 2). Error bounds use it.

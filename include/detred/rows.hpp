@@ -88,16 +88,28 @@ void row_mean_variance(const T* x, float* mean, float* variance, const row_shape
   }
 }
 
-// out[r] = log(sum_i exp(x[r, i])) in one pass: a running maximum and rescaled sum merged in the canonical order
-// (logsumexp_accumulator; detred::specified's exp and log, the same bits on every backend). Error: within
-// 4 u (log2 n + 2) (|lse| + 2) of the exact value (asserted in tests/rows/test_rows_cpu.cpp). -Inf for an empty row or
-// only -Inf inputs, +Inf if any input is +Inf, NaN if any is NaN.
+// The two passes of one row's log-sum-exp (row_accumulators.hpp: the maximum, then the canonical sum of
+// exp(x_i - max)) in the accumulation type A, for a row of len elements: the CPU reference that row_logsumexp,
+// softmax_forward and log_softmax_forward (norms.hpp) share. The sum is not computed (left -0.0) when the maximum is
+// not finite.
+template <floating_accumulation A, class T>
+logsumexp_parts<A> canonical_row_logsumexp(const T* row, std::uint64_t len) {
+  logsumexp_parts<A> parts{minus_infinity<A>(), negative_zero<A>()};
+  for (std::uint64_t i = 0; i < len; ++i) parts.max = ieee_maximum(parts.max, widen<A>(row[i]));
+  if (is_finite(parts.max))
+    parts.sum = canonical_row_root<plain_accumulator<A>>(row, len, shifted_exp_leaf<A>{parts.max}).result();
+  return parts;
+}
+
+// out[r] = log(sum_i exp(x[r, i])) = m + log(sum_i exp(x[r, i] - m)), m the row's maximum: two passes, the second a
+// canonical plain float sum (row_accumulators.hpp; detred::specified's exp and log, the same bits on every backend).
+// Error: within 4 u (log2 n + 2) (|lse| + 2) of the exact value (asserted in tests/rows/test_rows_cpu.cpp). -Inf
+// for an empty row or only -Inf inputs, +Inf if any input is +Inf (and none NaN), NaN if any is NaN.
 template <floating_input T>
 void row_logsumexp(const T* x, float* out, const row_shape& shape) {
-  using Acc = logsumexp_accumulator<float>;
   detail::check_row_shape(shape, "row_logsumexp");
   for (std::uint64_t r = 0; r < shape.rows; ++r)
-    out[r] = canonical_row_root<Acc>(x + r * shape.stride, shape.length(r), widened_leaf<Acc>{}).result();
+    out[r] = canonical_row_logsumexp<float>(x + r * shape.stride, shape.length(r)).result();
 }
 
 // out[j] = sum over i in [0, shape.rows) of x[i * shape.stride + j] for j < shape.cols, canonical order over i, plain

@@ -75,11 +75,11 @@ inline constexpr const char* dot =
 
 inline constexpr const char* logsumexp =
     "logsumexp(x, axis=None, *, dtype=None)\n\n"
-    "log(sum exp(x_i)) in one pass over the canonical order (detred::logsumexp_accumulator merged as "
-    "detred::row_logsumexp does; exp and log from detred::specified, the same bits on every machine and on the GPU): "
-    "batch-invariant for axis=-1. -Inf for an empty slice or only -Inf inputs, +Inf if any input is +Inf, canonical "
-    "NaN if any is NaN. Accuracy: a few ulps of the accumulation type for moderate n (no proven "
-    "bound)." DETRED_PY_ARRAYS;
+    "log(sum exp(x_i)) = m + log(sum exp(x_i - m)), m the maximum: two passes, the sum in the canonical order "
+    "(detred::canonical_row_logsumexp, as detred::row_logsumexp; exp and log from detred::specified, the same bits on "
+    "every machine and on the GPU): batch-invariant for axis=-1. -Inf for an empty slice or only -Inf inputs, +Inf if "
+    "any input is +Inf, canonical NaN if any is NaN. Error: within 4 u (log2 n + 2) (|result| + 2), u the "
+    "accumulation type's unit roundoff." DETRED_PY_ARRAYS;
 
 inline constexpr const char* mean =
     "mean(x, axis=None, *, dtype=None)\n\n"

@@ -305,8 +305,7 @@ nb::object statistic_fn(nb::handle x, nb::handle axis, nb::handle dtype, std::in
         run_maybe_released(v.size(), [&] {
           reduce_layout(v.as<T>(), l, r.as<A>(), [&](const T* s, std::uint64_t n) -> A {
             if constexpr (S == row_statistic::logsumexp) {
-              using Acc = logsumexp_accumulator<A>;
-              return canonical_row_root<Acc>(s, n, widened_leaf<Acc>{}).result();
+              return canonical_row_logsumexp<A>(s, n).result();
             } else {
               using Acc = welford_accumulator<A>;
               const Acc root = canonical_row_root<Acc>(s, n, widened_leaf<Acc>{});

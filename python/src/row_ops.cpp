@@ -410,7 +410,8 @@ void bind_row_ops(nb::module_& m) {
   r.def(
       "softmax_forward", [](nb::handle x, nb::handle out, bool causal) { softmax_like_forward(x, out, causal, false); },
       nb::arg("x"), nb::arg("out"), nb::arg("causal") = false,
-      "out = exp(x - logsumexp(row)) (detred::softmax_forward); causal: x is [..., T, T] and row r of each matrix "
+      "out = exp(x - max(row)) / sum(exp(x - max(row))) (detred::softmax_forward); causal: x is [..., T, T] and row r "
+      "of each matrix "
       "holds its first r + 1 elements (the rest of out is not written).");
   r.def(
       "log_softmax_forward",

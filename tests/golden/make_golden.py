@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-CANONICAL_ORDER_VERSION = 1
+CANONICAL_ORDER_VERSION = 2
 MASK = (1 << 64) - 1
 # n: small, and around the 2^16 chunk boundary, so that single-chunk, multi-chunk and tail paths are all pinned.
 SIZES = [1, 2, 3, 5, 8, 13, 100, 1023, 4097, 65535, 65536, 65537, 131073, 196613, 262145]

@@ -6,9 +6,10 @@ INDEPENDENT reference: docs/ORDER.md's canonical order (make_golden.block_roots:
 of n, left-folded largest first) applied, in numpy's IEEE binary32/binary64 arithmetic, to each family's documented
 leaf and merge (the header comments of detred/blas.hpp, reduce.hpp, scan.hpp, rows.hpp, norms.hpp,
 rows/row_accumulators.hpp, rows/norm_formulas.hpp, detail/reduce_ops.hpp), every operation rounded once in the order
-written. exp, log and 1/sqrt are the correctly rounded values (Python's math library in binary64, then one rounding
-to binary32): detred::specified's functions are correctly rounded except within 2^-50 of a midpoint, which none of
-these inputs meets (the test would say so). It shares no code with detred.
+written. log and 1/sqrt are the correctly rounded values (Python's math library in binary64, then one rounding to
+binary32): detred::specified's functions are correctly rounded except within 2^-50 of a midpoint, which none of these
+inputs meets (the test would say so); the log-sum-exp terms use exp_float_lite, which is defined by its binary32
+operations (written out here from its documented recipe). It shares no code with detred.
 
 tests/test_golden_bits.cpp regenerates the same inputs (its splitmix_values, written from this file's) and requires
 detred's bits to equal these. Run this only on purpose, when canonical_order_version is bumped:
@@ -93,8 +94,34 @@ def to_type_hex(values, type_name):
     return hexes([F32(v) for v in values])
 
 
-def exp_f(d):
-    return F32(math.exp(float(d)))
+def exp_lite(x):
+    """detred::specified::exp_float_lite as its header documents it, in binary32 operations each rounded once: k the
+    nearest integer to x / ln2 (the 1.5 * 2^23 shift), r = (x - k c1) - k c2, e = (P(r) r^2 + r) + 1 with Cephes's
+    coefficients, then e * 2^(k/2) * 2^(k - k/2)."""
+    x = F32(x)
+    if not x >= F32(-104.0):
+        return x if x != x else F32(0.0)
+    if x > F32(88.72283935546875):
+        return F32(np.inf)
+    shift = F32(12582912.0)
+    k = (x * F32(1.44269504088896341) + shift) - shift
+    r = (x - k * F32(0.693359375)) - k * F32(-2.12194440e-4)
+    p = F32(1.9875691500e-4)
+    for c in (1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1):
+        p = p * r + F32(c)
+    e = (p * (r * r) + r) + F32(1.0)
+    k = int(k)
+    k1 = int(k / 2)  # truncation toward zero
+    return (e * F32(2.0 ** k1)) * F32(2.0 ** (k - k1))
+
+
+def lse_parts(row):
+    """The two passes of detred's log-sum-exp (rows/row_accumulators.hpp): the maximum, the canonical plain sum of
+    exp_lite(x - max), and max + log(sum) rounded once."""
+    m = np.max(row)
+    terms = np.array([exp_lite(v - m) for v in row], dtype=F32)
+    s = tree_of(terms)
+    return m, s, F32(float(m) + math.log(float(s)))
 
 
 def rsqrt_f(x):
@@ -156,18 +183,6 @@ def welford_merge(left, right):
     return (total, ma + delta * w, (qa + qb) + (delta * delta) * (na * w))
 
 
-def lse_merge(left, right):
-    (ma, sa), (mb, sb) = left, right
-    big = np.maximum(ma, mb)
-    s = np.empty_like(sa)
-    for i in range(len(sa)):
-        if ma[i] == big[i]:
-            s[i] = sa[i] + sb[i] * exp_f(mb[i] - big[i])
-        else:
-            s[i] = sa[i] * exp_f(ma[i] - big[i]) + sb[i]
-    return (big, s)
-
-
 def neumaier_result(x):
     s, c = canonical(((x, -np.zeros_like(x))), g.neumaier_merge)
     return s if (not np.isfinite(s) or c == 0) else s + c
@@ -189,8 +204,7 @@ def row_lines(out):
             n_, m_, q_ = canonical(((np.full_like(row, one), row.copy(), np.zeros_like(row))), welford_merge)
             res["row_mean"].append(m_)
             res["row_variance"].append(q_ / n_)
-            m, s = canonical(((row.copy(), np.full_like(row, one))), lse_merge)
-            res["row_logsumexp"].append(F32(float(m) + math.log(float(s))))
+            res["row_logsumexp"].append(lse_parts(row)[2])
         for family, values in res.items():
             out.append((family, in_type, "f32", case, "value", hexes(values)))
         for rows_, cols, stride in [(3, 65, 67), (1000, 130, 131), (4099, 7, 9)]:
@@ -227,9 +241,8 @@ def norm_lines(out):
                 k = ((r2 * r2) * r2) * (dot / C)
                 dx += list((W * DY[t]) * r2 - x * k)
                 leaves_dw.append((DY[t] * x) * r2)
-                mm, ss = canonical(((x.copy(), np.full_like(x, F32(1)))), lse_merge)
-                lse = F32(float(mm) + math.log(float(ss)))
-                sm_out += [exp_f(v - lse) for v in x]
+                mm, ss, _ = lse_parts(x)
+                sm_out += [exp_lite(v - mm) / ss for v in x]
             dweight = [tree_of(np.array([leaves_dw[t][i] for t in range(rows)], dtype=F32)) for i in range(c)]
             acc = "f32"
             out.append(("layernorm_forward", in_type, acc, case, "out", to_type_hex(ln_out, in_type)))

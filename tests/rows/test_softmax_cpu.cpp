@@ -1,11 +1,12 @@
-// The softmax family's CPU twins (detred/norms.hpp): log_softmax_forward, softmax_backward, log_softmax_backward and
-// row_logsumexp_backward against independent long double evaluations of their definitions and of the analytic
-// gradients written out below, for float, bfloat16 and half, full, strided, per-row-length and causal rows; each
-// analytic gradient against central finite differences of the long double forward pass; batch invariance (the first
-// k rows of a batch give the bits of a batch of k; a row's bits do not move with its position). The GPU kernels are
-// compared bit for bit with these twins (test_softmax_cuda.cpp). Label cpu.
+// The softmax family's CPU twins (detred/norms.hpp): softmax_forward, log_softmax_forward, softmax_backward,
+// log_softmax_backward and row_logsumexp_backward against independent long double evaluations of their definitions and
+// of the analytic gradients written out below, for float, bfloat16 and half, full, strided, per-row-length and causal
+// rows; each analytic gradient against central finite differences of the long double forward pass; batch invariance
+// (the first k rows of a batch give the bits of a batch of k; a row's bits do not move with its position). The GPU
+// kernels are compared bit for bit with these twins (test_softmax_cuda.cpp). Label cpu.
 //
 // Bounds (u = 2^-24, h = ceil(log2 n) + 2 for a row of n elements; y, lse and dout taken as given):
+//   softmax:              |y - e^(x - lse)| <= 2 (h + 4) u e^(x - lse)   (a faithful term, a sum, a division);
 //   log_softmax:          |out - (x - lse)| <= 4 h u (|lse| + 2) + 2 u |x - lse| + rounding to T
 //                         (row_logsumexp's bound, then one subtraction);
 //   softmax_backward:     |dx - y (dy - s)| <= 2 (h + 4) u |y| (|dy| + sum|dy y|),   s = sum dy y;
@@ -91,6 +92,10 @@ void expect_softmax_family_within_bounds(std::uint64_t seed) {
         s_log += DY[i], m_log += std::fabs(DY[i]);
       }
       for (std::uint64_t i = 0; i < n; ++i) {
+        // softmax: a faithful term, a sum of terms in [0, 1] (relative error h u), one division.
+        const ld yref = std::exp(X[i] - lse_exact);
+        ASSERT_LE(std::fabs(Y[i] - yref), 2 * (h + 4) * u * yref + test::output_rounding<T>(yref))
+            << "softmax row " << r << " element " << i << ": got " << double(Y[i]) << ", reference " << double(yref);
         const ld lref = X[i] - lse_exact;
         ASSERT_LE(std::fabs(LY[i] - lref),
                   4 * h * u * (std::fabs(lse_exact) + 2) + 2 * u * std::fabs(lref) + test::output_rounding<T>(lref))

@@ -50,8 +50,9 @@ void rmsnorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T* 
                       const float* d_rstd, T* d_dx, float* d_dweight, const row_shape& shape,
                       cudaStream_t stream = nullptr, const row_options& options = {});
 
-// out[r, i] = exp(x[r, i] - lse_r) for i < shape.length(r) (full, strided, per-row lengths or causal rows); out has
-// x's layout; entries past a row's length are not written. Same bits as detred::softmax_forward (NaN and Inf there).
+// out[r, i] = exp(x[r, i] - m_r) / s_r for i < shape.length(r), m_r and s_r the row's log-sum-exp passes (full,
+// strided, per-row lengths or causal rows); out has x's layout; entries past a row's length are not written. Same bits
+// as detred::softmax_forward (NaN and Inf there).
 template <class T>
 void softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d_x, T* d_out, const row_shape& shape,
                      cudaStream_t stream = nullptr, const row_options& options = {});

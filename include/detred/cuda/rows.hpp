@@ -54,8 +54,9 @@ template <class T>
 void row_mean_variance(void* d_workspace, std::size_t& workspace_bytes, const T* d_x, float* d_mean, float* d_variance,
                        const row_shape& shape, cudaStream_t stream = nullptr, const row_options& options = {});
 
-// out[r] = log sum exp of row r in one pass (running maximum and rescaled sum; detred::specified's exp and log).
-// -Inf for an empty row, +Inf if any input is +Inf, NaN if any is NaN. Same bits as detred::row_logsumexp.
+// out[r] = log sum exp of row r: its maximum m, then m + log of the canonical sum of exp(x - m) (row_accumulators.hpp;
+// detred::specified's exp and log). -Inf for an empty row, +Inf if any input is +Inf, NaN if any is NaN. Same bits as
+// detred::row_logsumexp.
 template <class T>
 void row_logsumexp(void* d_workspace, std::size_t& workspace_bytes, const T* d_x, float* d_out, const row_shape& shape,
                    cudaStream_t stream = nullptr, const row_options& options = {});

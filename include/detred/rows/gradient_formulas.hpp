@@ -71,7 +71,7 @@ constexpr DETRED_HD T softmax_dx(T y, T dy, float s) {
   return from_float<T>(canonicalize_nan(widen<float>(y) * (widen<float>(dy) - s)));
 }
 
-// Log-softmax: x - lse, lse the row's log-sum-exp (one pass).
+// Log-softmax: x - lse, lse the row's log-sum-exp (row_accumulators.hpp).
 template <class T>
 constexpr DETRED_HD T log_softmax_value(T x, float lse) {
   return from_float<T>(canonicalize_nan(widen<float>(x) - lse));

@@ -8,6 +8,7 @@
 
 #include "detred/accumulators/plain.hpp"
 #include "detred/config.hpp"
+#include "detred/rows/row_accumulators.hpp"
 #include "detred/rows/specified_math.hpp"
 #include "detred/types/float_traits.hpp"
 
@@ -77,10 +78,12 @@ template <class T>
 constexpr DETRED_HD float rmsnorm_dweight_leaf(T dy, T x, float rstd) {
   return (widen<float>(dy) * widen<float>(x)) * rstd;
 }
-// Softmax: exp(x - lse), lse the row's log-sum-exp (one pass); NaN (canonical) where that is NaN.
+// Softmax: e / s, e = exp_float_lite(x - m) (the row's log-sum-exp leaf of x: the same bits) and (m, s) the row's
+// log-sum-exp passes; NaN (canonical) throughout a row whose maximum m is not finite.
 template <class T>
-constexpr DETRED_HD T softmax_value(T x, float lse) {
-  return from_float<T>(canonicalize_nan(specified::exp_float_fast(widen<float>(x) - lse)));
+constexpr DETRED_HD T softmax_value(T x, const logsumexp_parts<float>& parts) {
+  if (!is_finite(parts.max)) return from_float<T>(canonical_nan<float>());
+  return from_float<T>(canonicalize_nan(specified::exp_float_lite(widen<float>(x) - parts.max) / parts.sum));
 }
 
 }  // namespace detred::norms

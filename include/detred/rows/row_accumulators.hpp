@@ -1,13 +1,15 @@
 // The accumulators of detred's row and column reductions that detred's sum accumulators (plain, neumaier) do not
-// already provide: maximum, mean and variance (Chan's merge of Welford states), and log-sum-exp (running maximum and
-// rescaled sum). Each is DETRED_HD, so the CPU twins and the CUDA kernels run the same code; merged in the canonical
-// order (docs/ORDER.md) they give the same bits on every backend. Every accumulator has from_value, merge (left =
-// lower indices) and a default state used only to pad nodes that are never read.
+// already provide: maximum, mean and variance (Chan's merge of Welford states), and the two passes of log-sum-exp
+// (the maximum, then a plain sum of shifted exponentials). Each is DETRED_HD, so the CPU twins and the CUDA kernels
+// run the same code; merged in the canonical order (docs/ORDER.md) they give the same bits on every backend. Every
+// accumulator has from_value, merge (left = lower indices) and a default state used only to pad nodes that are never
+// read.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
+#include "detred/accumulators/plain.hpp"
 #include "detred/config.hpp"
 #include "detred/rows/specified_math.hpp"
 #include "detred/types/float_traits.hpp"
@@ -70,40 +72,37 @@ struct welford_accumulator {
   constexpr DETRED_HD A result_variance() const { return n == A(0) ? canonical_nan<A>() : canonicalize_nan(m2 / n); }
 };
 
-// log(sum exp(x_i)) in one pass: the state (m, s) stands for e^m * s. Merge: M = maximum(m_a, m_b) and
-// s = s_a e^(m_a - M) + s_b e^(m_b - M), with detred::specified::exp_float (one of the two factors is e^0 = 1 exactly,
-// and is not computed).
-// When M is -Inf (only -Inf inputs) or not finite the scales are taken as 1 (no Inf - Inf). Empty: (-Inf, 0).
+// Log-sum-exp in two passes over a row: lse = m + log(s), where
+//   m = the row's IEEE maximum (max_accumulator: exact, so computed in any order), and
+//   s = the canonical plain sum (docs/ORDER.md) of the leaves e_i = exp(x_i - m), x_i - m rounded once to A, the
+//       exponential by specified::exp_float_lite for float and specified::exp_double for double.
+// Every leaf lies in [0, 1] and the maximum's leaf is exp(0) = 1 exactly, so 1 <= s <= n (no overflow, no
+// cancellation). shifted_exp_leaf is the second pass's leaf; logsumexp_parts holds (m, s) and finishes. When m is not
+// finite the sum is not needed (and not computed): NaN if any input is NaN, +Inf if any is +Inf, -Inf for an empty row
+// or only -Inf.
 template <floating_accumulation A>
-struct logsumexp_accumulator {
-  using value_type = A;
-  A m = minus_infinity<A>(), s = A(0);
-  static constexpr DETRED_HD logsumexp_accumulator from_value(A x) { return {x, A(1)}; }
-  // e^d as A: A(exp_double(d)); for binary32 that is exp_float(d), computed by exp_float_fast (the same bits).
-  static DETRED_HD A scale(A d) {
+struct shifted_exp_leaf {
+  A max;  // the row's maximum, finite
+  template <class T>
+  constexpr DETRED_HD plain_accumulator<A> operator()(T x, std::uint64_t) const {
+    const A d = widen<A>(x) - max;
     if constexpr (std::is_same_v<A, float>)
-      return specified::exp_float_fast(d);
+      return plain_accumulator<A>::from_value(specified::exp_float_lite(d));
     else
-      return A(specified::exp_double(double(d)));
+      return plain_accumulator<A>::from_value(specified::exp_double(d));
   }
-  DETRED_HD void merge(const logsumexp_accumulator& right) {
-    const A big = ieee_maximum(m, right.m);
-    if (!is_finite(big)) {
-      s = s + right.s;
-    } else if (m == big) {
-      // The left scale is e^(m - big) = e^(+-0) = 1 exactly and s * 1 == s: one exp per merge, not two (the same
-      // bits, apart from the payload of a NaN s, which result() canonicalizes).
-      s = s + right.s * scale(right.m - big);
-    } else {
-      s = s * scale(m - big) + right.s;  // right.m == big: the right scale is 1
-    }
-    m = big;
-  }
-  // m + log(s): -Inf for an empty row or all -Inf inputs, +Inf if any input is +Inf, NaN (canonical) if any is NaN.
+};
+
+// The two passes' results, m and s, and the log-sum-exp they give: m + log(s) rounded once (the sum and the
+// logarithm in binary64, log by specified::log_double); m itself when it is not finite (s unused); NaN canonical.
+template <floating_accumulation A>
+struct logsumexp_parts {
+  A max;
+  A sum;
   constexpr DETRED_HD A result() const {
-    if (m != m) return canonical_nan<A>();
-    if (!is_finite(m) || s == A(0)) return s == A(0) ? minus_infinity<A>() : m;
-    return canonicalize_nan(A(double(m) + specified::log_double(double(s))));
+    if (max != max) return canonical_nan<A>();
+    if (!is_finite(max)) return max;
+    return canonicalize_nan(A(double(max) + specified::log_double(double(sum))));
   }
 };
 

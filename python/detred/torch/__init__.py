@@ -89,7 +89,7 @@ def log_softmax(x: torch.Tensor, dim: int = -1, *, causal: bool = False) -> torc
 
 
 def logsumexp(x: torch.Tensor, dim: _Dims = -1, keepdim: bool = False) -> torch.Tensor:
-    """log(sum(exp(x))) over dim in one pass (running maximum and rescaled sum), result in x's type."""
+    """log(sum(exp(x))) over dim: m + log(sum(exp(x - m))), m the maximum, the sum in the canonical order, result in x's type."""
     if _ops.eager(x):
         _kernels.check_float(x)
         return _ops.LogSumExp.apply(x, _dims(dim), keepdim)

@@ -244,11 +244,9 @@ struct dweight_columns {
 };
 
 // Tiles = false when no row reaches a warp tile (causal softmax, T < 4096 fp32 or 8192 bf16): the same bits, without
-// the tile path's registers (210 per thread with it for bf16: one block of 8 warps per multiprocessor, too few to hide
-// the latency of the serial binary64 exp chains). The output loop keeps 4 independent exps in flight per lane.
+// the tile path's registers. The output loop keeps 4 independent exps in flight per lane.
 template <class T, bool Aligned, bool Tiles>
 __global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, row_shape shape, T* __restrict__ out) {
-  using Acc = logsumexp_accumulator<float>;
   const int lane = threadIdx.x & 31;
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
@@ -256,7 +254,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, r
     const T* row = x + r * shape.stride;
     T* o = out + r * shape.stride;
     const std::uint64_t n = shape.length(r);
-    const float lse = warp_row_root<Acc, T, Aligned, widened_leaf<Acc>, Tiles>(row, n, widened_leaf<Acc>{}).result();
+    const logsumexp_parts<float> parts = warp_row_logsumexp<T, Aligned, Tiles>(row, n);
     for (std::uint64_t i0 = std::uint64_t(lane); i0 < n; i0 += 128) {
       T e[4];
 #pragma unroll
@@ -264,7 +262,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, r
         if (i0 + 32 * k < n) e[k] = row[i0 + 32 * k];
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        if (i0 + 32 * k < n) o[i0 + 32 * k] = norms::softmax_value(e[k], lse);
+        if (i0 + 32 * k < n) o[i0 + 32 * k] = norms::softmax_value(e[k], parts);
     }
   }
 }

@@ -17,6 +17,7 @@
 #include "detred/cuda/workspace.hpp"
 #include "detred/errors.hpp"
 #include "detred/rows.hpp"
+#include "src/cuda/rows/row_logsumexp.cuh"
 
 namespace detred::cuda::detail {
 
@@ -180,8 +181,15 @@ void row_logsumexp(void* d_workspace, std::size_t& workspace_bytes, const T* d_x
   constexpr const char* what = "cuda::row_logsumexp";
   detail::check_single_method(options, what);
   if (detail::row_call_prologue(d_workspace, workspace_bytes, d_x, {{d_out, "d_out"}}, shape, what)) return;
-  using Acc = logsumexp_accumulator<float>;
-  detail::launch_rows<Acc>(d_x, shape, detail::store_result<Acc>{d_out}, stream, options, what);
+  if (shape.rows == 0) return;
+  const bool aligned = detail::rows_aligned<T>(d_x, shape.stride), tiles = detail::rows_may_have_tiles<T>(shape);
+  const int threads = detail::row_threads(options);
+  const dim3 g{detail::row_grid(shape.rows, options, threads)}, b{unsigned(threads)};
+  if (aligned && tiles) detail::row_logsumexp_kernel<T, true, true><<<g, b, 0, stream>>>(d_x, shape, d_out);
+  if (aligned && !tiles) detail::row_logsumexp_kernel<T, true, false><<<g, b, 0, stream>>>(d_x, shape, d_out);
+  if (!aligned && tiles) detail::row_logsumexp_kernel<T, false, true><<<g, b, 0, stream>>>(d_x, shape, d_out);
+  if (!aligned && !tiles) detail::row_logsumexp_kernel<T, false, false><<<g, b, 0, stream>>>(d_x, shape, d_out);
+  check(cudaGetLastError(), what);
 }
 
 }  // namespace detred::cuda

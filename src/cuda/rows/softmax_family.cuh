@@ -1,8 +1,9 @@
 // The kernels behind cuda::log_softmax_forward, softmax_backward, log_softmax_backward and row_logsumexp_backward
-// (include/detred/cuda/norms.hpp): one warp per row (grid-stride), the row's one reduction by warp_row_root (the
-// log-sum-exp of x; sum(dy y); sum(dy)), then the row's outputs by the formulas of detred/rows/gradient_formulas.hpp,
-// 16-byte vectors where every row is aligned. Tiles = false when no row reaches a warp tile (causal rows of up to a
-// few thousand elements): the same bits without the tile path's registers, as softmax_forward does.
+// (include/detred/cuda/norms.hpp): one warp per row (grid-stride), the row's one reduction (the log-sum-exp of x by
+// warp_row_logsumexp; sum(dy y) and sum(dy) by warp_row_root), then the row's outputs by the formulas of
+// detred/rows/gradient_formulas.hpp, 16-byte vectors where every row is aligned. Tiles = false when no row reaches a
+// warp tile (causal rows of up to a few thousand elements): the same bits without the tile path's registers, as
+// softmax_forward does.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,6 +22,7 @@
 #include "src/cuda/rows/norms.cuh"
 #include "src/cuda/rows/row_elements.cuh"
 #include "src/cuda/rows/row_kernels.cuh"
+#include "src/cuda/rows/row_logsumexp.cuh"
 
 namespace detred::cuda::detail {
 
@@ -92,9 +94,7 @@ __global__ void __launch_bounds__(256)
   for (std::uint64_t r = warp; r < shape.rows; r += warps) {
     const std::uint64_t at = r * shape.stride, n = shape.length(r);
     if constexpr (Kind == softmax_kind::log_softmax_forward) {
-      using Acc = logsumexp_accumulator<float>;
-      const float lse =
-          warp_row_root<Acc, T, Aligned, widened_leaf<Acc>, Tiles>(a + at, n, widened_leaf<Acc>{}).result();
+      const float lse = warp_row_logsumexp<T, Aligned, Tiles>(a + at, n).result();
       for_each_in_row<T, Aligned>(n, log_softmax_writer<T>{a + at, out + at, lse});
     } else if constexpr (Kind == softmax_kind::softmax_backward) {
       using Acc = plain_accumulator<float>;
