@@ -1,15 +1,17 @@
 // detred::nccl on the GPU machine (docs/PERFORMANCE.md, "Distributed"): one process, a thread per GPU
 // (tests/nccl/gpu_ranks.hpp). Peers in the same program, NVLink multicast off (NCCL_NVLS_ENABLE=0). Sections:
 //   bars   element-wise all-reduce of 256 MiB per GPU, fp32 and bf16: ncclAllReduce (NCCL's default choice) against
-//          detred::nccl::all_reduce (the default; one-shot and two-shot; thread blocks and chunk sizes; NCCL calls;
-//          exact).
-//   sizes  all-reduce of fp32 at 64 KiB, 1 MiB, 16 MiB, 256 MiB, 1 GiB per GPU: ncclAllReduce and detred's default.
+//          detred::nccl::all_reduce (the default, whose argument check runs on the device; without the check; with
+//          the host check; one-shot and two-shot; thread blocks and chunk sizes; NCCL calls; exact).
+//   sizes  all-reduce of fp32 at 64 KiB, 1 MiB, 16 MiB, 256 MiB, 1 GiB per GPU: ncclAllReduce and detred with default
+//          options (device check), without the check and with the host check.
 //   nccl-sizes  ncclAllReduce alone at those sizes: run it in a second process with NCCL pinned
 //          (NCCL_ALGO=allreduce:tree NCCL_PROTO=Simple NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1, read when the
 //          communicators are made) for the deterministic configuration inference stacks use.
 //   shards reduce-scatter of 256 MiB per GPU (fp32, bf16) against ncclReduceScatter; all-gather of the 256 MiB result
 //          against ncclAllGather.
-//   sums   scalar sums of 1 GiB of fp32 per GPU: cuda::sum on one GPU against nccl::sum on 1 and 2 GPUs.
+//   sums   scalar sums of 1 GiB of fp32 per GPU: cuda::sum on one GPU against nccl::sum on 1, 2, 3 and 4 GPUs (as
+//          many as are visible): the scaling of throughput, and the bits, which must not change with the GPU count.
 // Each iteration: the ranks meet at a barrier, then time their call with CUDA events; an iteration's time is the
 // slowest rank's; figures are medians. Usage: bench_nccl [iterations] [section...] (default: bars sizes shards sums)
 #include <cuda_runtime_api.h>
@@ -134,6 +136,7 @@ void all_reduce_bars(int gpus, std::size_t bytes) {
     };
     variant("detred tree (default options)", {});
     variant("detred tree, no arg check", {.check_arguments = false});
+    variant("detred tree, host arg check", {.check_on_host = true});
     for (auto [alg, label] : {std::pair{nccl::peer_algorithm::one_shot, "one-shot"},
                               std::pair{nccl::peer_algorithm::two_shot, "two-shot"}}) {
       for (unsigned blocks : {32u, 64u, 128u})
@@ -170,11 +173,13 @@ void all_reduce_sizes(int gpus, bool detred_too) {
       const double ours = clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s); });
       const double lean =
           clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s, {.check_arguments = false}); });
+      const double host =
+          clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s, {.check_on_host = true}); });
       if (rank == 0)
         std::printf(
-            "sizes fp32 %d GPUs %-7s ncclAllReduce %9.3f ms  detred %9.3f ms (%.3fx)  detred no check %9.3f ms "
-            "(%.3fx)\n",
-            gpus, size_name(bytes).c_str(), base, ours, base / ours, lean, base / lean);
+            "sizes fp32 %d GPUs %-7s ncclAllReduce %9.3f ms  detred (default: device check) %9.3f ms (%.3fx)  "
+            "no check %9.3f ms (%.3fx)  host check %9.3f ms (%.3fx)\n",
+            gpus, size_name(bytes).c_str(), base, ours, base / ours, lean, base / lean, host, base / host);
     }
   });
 }
@@ -258,6 +263,7 @@ void scalar_sums(int max_gpus) {
       cudaFree(w);
     }
     for (int gpus = 1; gpus <= max_gpus; ++gpus) {
+      if (gpus == 3 && max_gpus > 3) continue;  // 1, 2, 4: the scaling; 3 where exactly 3 are visible
       const float cpu = sum(all.data(), n * std::size_t(gpus), method);
       std::vector<double> ms(static_cast<std::size_t>(gpus));
       std::vector<float> got(static_cast<std::size_t>(gpus));
@@ -313,7 +319,7 @@ int main(int argc, char** argv) {
   const int ranks = std::min(gpus, 4);
   for (const std::string& section : sections) {
     if (section == "sums") {
-      scalar_sums(std::min(gpus, 2));
+      scalar_sums(std::min(gpus, 4));
     } else if (gpus < 2) {
       std::printf("%s: needs 2 GPUs\n", section.c_str());
     } else if (section == "bars") {

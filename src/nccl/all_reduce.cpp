@@ -87,13 +87,13 @@ void scatter_combine_gather(context::state& st, const T* in, T* out, std::uint64
 }
 
 template <class T>
-void all_reduce_any(context& ctx, const T* in, T* out, std::uint64_t n, cudaStream_t stream,
-                    const all_reduce_options& options) {
-  context::state& st = ctx.internals();
-  st.require_device("nccl::all_reduce");
-  detail::check_collective<T>(st, "nccl::all_reduce", 200, in, out, n, stream, options, true);
-  if (n == 0) return;
-  if (detail::use_peer_memory(st, "nccl::all_reduce", options, stream)) {
+void all_reduce_checked(context::state& st, const char* function, const T* in, T* out, std::uint64_t n,
+                        cudaStream_t stream, const all_reduce_options& options, const detail::call_check& check) {
+  if (n == 0) {
+    detail::check_without_kernel(st, function, check, false, stream);
+    return;
+  }
+  if (detail::use_peer_memory(st, function, options, stream)) {
     detail::peer_call call;
     const std::uint64_t bytes = n * sizeof(T);
     // One-shot moves (P - 1) * n elements out of each rank with one barrier a round, two-shot 2 (P - 1) / P * n with
@@ -104,14 +104,32 @@ void all_reduce_any(context& ctx, const T* in, T* out, std::uint64_t n, cudaStre
     const bool one_shot =
         options.algorithm == peer_algorithm::one_shot || (options.algorithm == peer_algorithm::automatic && small);
     call.op = one_shot ? detail::peer_op::one_shot : detail::peer_op::two_shot;
-    detail::fill_call<T>(call, in, out, n, options);
+    detail::fill_call<T>(call, in, out, n, options, check, function);
     st.peer.run(st.comm, call, stream);
     return;
   }
+  detail::check_without_kernel(st, function, check, true, stream);
   scatter_combine_gather(st, in, out, n, stream, options);
 }
 
+template <class T>
+void all_reduce_any(context& ctx, const T* in, T* out, std::uint64_t n, cudaStream_t stream,
+                    const all_reduce_options& options) {
+  context::state& st = ctx.internals();
+  st.require_device("nccl::all_reduce");
+  const detail::call_check check =
+      detail::check_collective<T>(st, "nccl::all_reduce", 200, in, out, n, stream, options, true);
+  all_reduce_checked(st, "nccl::all_reduce", in, out, n, stream, options, check);
+}
+
 }  // namespace
+
+namespace detail {
+void all_reduce_float_checked(context::state& st, const char* function, const float* in, float* out, std::uint64_t n,
+                              cudaStream_t stream, const all_reduce_options& options, const call_check& check) {
+  all_reduce_checked(st, function, in, out, n, stream, options, check);
+}
+}  // namespace detail
 
 void all_reduce(context& ctx, const float* d_in, float* d_out, std::uint64_t n, cudaStream_t stream,
                 const all_reduce_options& options) {

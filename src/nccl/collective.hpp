@@ -36,7 +36,8 @@ constexpr peer_type peer_type_of() {
 // The options that shape the messages, packed into the argument record's 64-bit field.
 inline std::uint64_t packed_options(const all_reduce_options& o) {
   return (o.chunk_bytes & ((std::uint64_t{1} << 48) - 1)) | (std::uint64_t(o.blocks & 0xFFu) << 48) |
-         (std::uint64_t(o.transport) << 56) | (std::uint64_t(o.algorithm) << 60);
+         (std::uint64_t(o.transport) << 56) | (std::uint64_t(o.check_on_host) << 58) |
+         (std::uint64_t(o.algorithm) << 60);
 }
 
 // The arguments one rank can check alone; empty when they are valid.
@@ -51,22 +52,68 @@ inline std::string local_error(const void* in, const void* out, std::uint64_t n,
   return {};
 }
 
-// The argument check of a collective (operation: a code per call), on every rank alike when check_arguments is on.
+// How the rest of a call is checked: on the device (the descriptor goes to the peer kernel, or to a handshake where
+// no data kernel runs), or not at all (checked on the host already, or check_arguments off).
+struct call_check {
+  bool on_device = false;
+  call_descriptor descriptor;
+};
+
+// The argument check of a collective (operation: a code per call; docs/DISTRIBUTED.md, "Errors"), when
+// check_arguments is on:
+// - a context that has failed withdraws and throws;
+// - without the peer-memory window (the first call, or ranks that are not load/store reachable), or with
+//   check_on_host: every rank's record is all-gathered and compared on the host, and any mismatch or any rank's own
+//   argument error throws invalid_argument on every rank at this call (where the window exists, a stopping handshake
+//   comes first, so that a rank that checks on the device meets a descriptor rather than waiting);
+// - otherwise the check happens on the device: a rank's own argument error withdraws it (its peers' kernels see the
+//   withdrawal) and throws there; the returned descriptor goes to the kernel.
 template <class T>
-void check_collective(context::state& st, const char* function, std::uint32_t operation, const void* in,
-                      const void* out, std::uint64_t n, cudaStream_t stream, const all_reduce_options& options,
-                      bool has_method) {
+call_check check_collective(context::state& st, const char* function, std::uint32_t operation, const void* in,
+                            const void* out, std::uint64_t n, cudaStream_t stream, const all_reduce_options& options,
+                            bool has_method) {
   const std::string error = local_error(in, out, n, options, has_method);
-  if (options.check_arguments) {
+  if (!options.check_arguments) {
+    if (!error.empty()) detred::detail::throw_invalid(function, error);
+    return {};
+  }
+  call_check c;
+  c.descriptor.n = n;
+  c.descriptor.operation = operation + (has_method ? std::uint32_t(options.method) : 0);
+  c.descriptor.types = distributed::type_code<T>();
+  c.descriptor.options = packed_options(options);
+  st.peer.throw_if_failed(function, stream);
+  const bool window = st.peer.has_window();
+  if (!window || options.check_on_host) {
+    if (window) st.peer.handshake(function, c.descriptor, true, true, stream);
     distributed::call_signature mine;
     mine.count = n;
     mine.input = mine.accumulation = distributed::type_code<T>();
-    mine.operation = operation + (has_method ? std::uint32_t(options.method) : 0);
-    mine.options = packed_options(options);
+    mine.operation = c.descriptor.operation;
+    mine.options = c.descriptor.options;
     st.exchange_records(function, mine, error, stream, true);
-  } else if (!error.empty()) {
-    detred::detail::throw_invalid(function, error);
+    return {};
   }
+  if (!error.empty()) {
+    call_descriptor withdrawn;
+    withdrawn.operation = withdrawn_operation;
+    st.peer.handshake(function, withdrawn, false, false, stream);
+    const std::string why = "rank " + std::to_string(st.rank) + ": " + error;
+    st.peer.fail("an earlier call was withdrawn on this rank (" + why + "); this context has failed");
+    detred::detail::throw_invalid(function, why +
+                                                " (found on this rank alone: the other ranks' outputs of this call are "
+                                                "NaN, their contexts report it at a later call, and this context has "
+                                                "failed)");
+  }
+  c.on_device = true;
+  return c;
+}
+
+// The device check of a call that runs no peer kernel (n = 0, or the NCCL-calls transport): a handshake that waits
+// for the peers; `stop` where host-side NCCL calls follow, which must not start unless the ranks agree.
+inline void check_without_kernel(context::state& st, const char* function, const call_check& c, bool stop,
+                                 cudaStream_t stream) {
+  if (c.on_device) st.peer.handshake(function, c.descriptor, true, stop, stream);
 }
 
 // Whether this call runs on the peer-memory transport; the answer is the same on every rank. The first call that may
@@ -83,7 +130,11 @@ inline bool use_peer_memory(context::state& st, const char* function, const all_
 }
 
 template <class T>
-void fill_call(peer_call& call, const T* in, T* out, std::uint64_t n, const all_reduce_options& options) {
+void fill_call(peer_call& call, const T* in, T* out, std::uint64_t n, const all_reduce_options& options,
+               const call_check& check, const char* function) {
+  call.check = check.on_device;
+  call.descriptor = check.descriptor;
+  call.function = function;
   call.type = peer_type_of<T>();
   call.exact = options.method == sum_method::exact;
   call.in = in;
@@ -92,5 +143,9 @@ void fill_call(peer_call& call, const T* in, T* out, std::uint64_t n, const all_
   call.chunk_bytes = options.chunk_bytes;
   call.blocks = options.blocks;
 }
+
+// nccl::all_reduce of float past its argument check (the micro-batch reduce's second step).
+void all_reduce_float_checked(context::state& st, const char* function, const float* in, float* out, std::uint64_t n,
+                              cudaStream_t stream, const all_reduce_options& options, const call_check& check);
 
 }  // namespace detred::nccl::detail

@@ -114,6 +114,10 @@ ncclComm_t context::comm() const { return state_->comm; }
 int context::rank() const { return state_->rank; }
 int context::size() const { return state_->size; }
 int context::device() const { return state_->device; }
+void context::synchronize(cudaStream_t stream) {
+  state_->require_device("nccl::context::synchronize");
+  state_->peer.synchronize("nccl::context::synchronize", stream);
+}
 context::state& context::internals() { return *state_; }
 
 }  // namespace detred::nccl

@@ -21,28 +21,30 @@ void micro_batches_any(context& ctx, const T* in, std::uint64_t row_stride, int 
   if (rows < 1) detred::detail::throw_invalid("nccl::all_reduce_micro_batches", "rows < 1");
   if (rows > 1 && row_stride < n) detred::detail::throw_invalid("nccl::all_reduce_micro_batches", "row_stride < n");
   // The row count joins the operation code, so that ranks with different rows fail the check together.
-  detail::check_collective<T>(st, "nccl::all_reduce_micro_batches", 500 + 16 * std::uint32_t(rows), in, out, n, stream,
-                              options, true);
-  if (n == 0) return;
+  const char* function = "nccl::all_reduce_micro_batches";
+  const detail::call_check check =
+      detail::check_collective<T>(st, function, 500 + 16 * std::uint32_t(rows), in, out, n, stream, options, true);
+  if (n == 0) {
+    detail::check_without_kernel(st, function, check, false, stream);
+    return;
+  }
   const bool power_of_two = (rows & (rows - 1)) == 0;
   if constexpr (std::is_same_v<T, float>) {
     if (options.method == sum_method::tree && power_of_two) {
       // Rank r's rows are the aligned complete subtree T(r * rows, rows) of the canonical tree over M = P * rows: its
       // root, reduced here, then the canonical order over the P roots is the canonical order over the M values.
       detail::launch_reduce_rows(in, row_stride, rows, out, n, stream);
-      all_reduce_options o = options;
-      o.check_arguments = false;
-      all_reduce(ctx, out, out, n, stream, o);
+      detail::all_reduce_float_checked(st, function, out, out, n, stream, options, check);
       return;
     }
   }
-  if (!detail::use_peer_memory(st, "nccl::all_reduce_micro_batches", options, stream))
-    detred::detail::throw_invalid("nccl::all_reduce_micro_batches",
+  if (!detail::use_peer_memory(st, function, options, stream))
+    detred::detail::throw_invalid(function,
                                   "this method, type and row count need the peer-memory transport, which these ranks "
                                   "do not have (or options.transport is nccl_calls)");
   detail::peer_call call;
   call.op = detail::peer_op::one_shot;
-  detail::fill_call<T>(call, in, out, n, options);
+  detail::fill_call<T>(call, in, out, n, options, check, function);
   call.rows = rows;
   call.row_stride = row_stride;
   st.peer.run(st.comm, call, stream);

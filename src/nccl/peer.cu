@@ -8,13 +8,52 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <string>
 
 #include "detred/cuda/error.hpp"
+#include "detred/errors.hpp"
 #include "detred/nccl/error.hpp"
+#include "src/distributed/call_signature.hpp"
 #include "src/nccl/peer.hpp"
 #include "src/nccl/peer_kernels.cuh"
 
 namespace detred::nccl::detail {
+
+namespace {
+
+std::string type_names(std::uint64_t types) {
+  std::string s = distributed::type_name(std::uint32_t(types & 0xFu));
+  if ((types >> 4) != 0) s += std::string(" accumulated in ") + distributed::type_name(std::uint32_t(types >> 4));
+  return s;
+}
+
+// Why two ranks' descriptors differ, in the words of the host check (src/distributed/call_signature.hpp).
+std::string mismatch_message(const check_report& r, int me) {
+  const int peer = r.peer;
+  const int lo = std::min(me, peer), hi = std::max(me, peer);
+  const std::uint64_t* a = me < peer ? r.mine : r.theirs;  // the lower rank's words
+  const std::uint64_t* b = me < peer ? r.theirs : r.mine;
+  const auto operation = [](const std::uint64_t* w) { return std::uint32_t(w[2] & 0xFFFFFFFFu); };
+  const auto types = [](const std::uint64_t* w) { return (w[2] >> 32) & 0xFFu; };
+  const std::string L = "rank " + std::to_string(lo), H = "rank " + std::to_string(hi);
+  if (operation(a) == withdrawn_operation || operation(b) == withdrawn_operation)
+    return "rank " + std::to_string(operation(a) == withdrawn_operation ? lo : hi) +
+           " withdrew from the call (its own arguments were invalid, or its context had failed)";
+  if (types(a) != types(b)) return L + " passes " + type_names(types(a)) + " data, " + H + " " + type_names(types(b));
+  if (operation(a) != operation(b))
+    return L + " and " + H + " ask for different operations or methods (" + std::to_string(operation(a)) + " and " +
+           std::to_string(operation(b)) + ")";
+  if (a[3] != b[3])
+    return L + " and " + H + " pass different options (" + std::to_string(a[3]) + " and " + std::to_string(b[3]) +
+           "); options that shape the messages must match";
+  if (a[1] != b[1])
+    return L + " passes " + std::to_string(a[1]) + " elements, " + H + " passes " + std::to_string(b[1]) +
+           "; every rank must pass the same count";
+  return "the ranks' earlier calls on this context differed";
+}
+
+}  // namespace
 
 struct peer_memory::impl {
   int state = 0;  // 0: not decided yet; 1: available; -1: not available
@@ -23,10 +62,18 @@ struct peer_memory::impl {
   ncclComm_t comm = nullptr;
   void* buffer = nullptr;
   ncclWindow_t window = nullptr;
-  std::size_t region_bytes = 0;  // the window holds three regions: two for staging, one for reduced slices
+  // The window holds three regions (two for staging, one for reduced slices), then the descriptor slots.
+  std::size_t region_bytes = 0;
   std::uint64_t rounds_done = 0;
   cudaEvent_t last = nullptr;
   bool last_recorded = false;
+  // The device check: the calls checked so far (each a sequence number), the windows made so far, and the failure
+  // reports in mapped pinned memory ([0]: found by a kernel, fatal; [1]: found by a stopping handshake).
+  std::uint64_t sequence = 0;
+  std::uint64_t generation = 0;
+  check_report* reports = nullptr;
+  check_report* reports_device = nullptr;
+  std::string failure;  // not empty once the context has failed: why
 
   ~impl() {
     if (last_recorded) cudaEventSynchronize(last);
@@ -34,11 +81,12 @@ struct peer_memory::impl {
     if (buffer) ncclMemFree(buffer);
     if (devcomm_made) ncclDevCommDestroy(comm, &devcomm);
     if (last) cudaEventDestroy(last);
+    if (reports) cudaFreeHost(reports);
   }
 
-  // A window of three regions of at least `region` bytes. Collective (every rank grows at the same call); the old
-  // window is deregistered once this rank's kernels have ended, and NCCL's collective deregistration waits for every
-  // rank's.
+  // A window of three regions of at least `region` bytes and the descriptor slots (zeroed before the peers can reach
+  // them). Collective (every rank grows at the same call); the old window is deregistered once this rank's kernels
+  // have ended, and NCCL's collective deregistration waits for every rank's.
   void grow(std::size_t region) {
     if (region <= region_bytes) return;
     constexpr std::size_t granule = std::size_t{2} << 20;
@@ -49,10 +97,61 @@ struct peer_memory::impl {
     if (buffer) check(ncclMemFree(buffer), "ncclMemFree", comm);
     buffer = nullptr;
     region_bytes = 0;
-    check(ncclMemAlloc(&buffer, 3 * region), "ncclMemAlloc", comm);
-    check(ncclCommWindowRegister(comm, buffer, 3 * region, &window, NCCL_WIN_COLL_SYMMETRIC), "ncclCommWindowRegister",
+    const std::size_t bytes = 3 * region + peer_control_bytes;
+    check(ncclMemAlloc(&buffer, bytes), "ncclMemAlloc", comm);
+    cuda::check(cudaMemset(static_cast<char*>(buffer) + 3 * region, 0, peer_control_bytes),
+                "detred::nccl: cudaMemset (descriptor slots)");
+    cuda::check(cudaDeviceSynchronize(), "detred::nccl: cudaDeviceSynchronize (descriptor slots)");
+    check(ncclCommWindowRegister(comm, buffer, bytes, &window, NCCL_WIN_COLL_SYMMETRIC), "ncclCommWindowRegister",
           comm);
     region_bytes = region;
+    ++generation;
+  }
+
+  // The next checked call's words: its descriptor, with the window's generation and the rounds run so far, which
+  // differ between ranks once an earlier call has (so that such a context never runs a data kernel again).
+  peer_check next_check(const call_descriptor& d, int report, bool stops = false) {
+    peer_check c{};
+    c.words[0] = ++sequence;
+    c.words[1] = d.n;
+    c.words[2] = std::uint64_t(d.operation) | (std::uint64_t(d.types & 0xFFu) << 32) | ((generation & 0xFu) << 40) |
+                 ((rounds_done & 0x7FFFFu) << 44) | (stops ? descriptor_stops : 0);
+    c.words[3] = d.options;
+    c.control = 3 * region_bytes;
+    c.report = reports_device + report;
+    return c;
+  }
+
+  void chain(cudaStream_t stream) {
+    if (last_recorded)
+      cuda::check(cudaStreamWaitEvent(stream, last, 0), "detred::nccl: cudaStreamWaitEvent (peer kernels in order)");
+  }
+  void record(cudaStream_t stream) {
+    cuda::check(cudaEventRecord(last, stream), "detred::nccl: cudaEventRecord");
+    last_recorded = true;
+  }
+
+  void handshake(const char* function, const call_descriptor& descriptor, bool wait, bool stop, cudaStream_t stream) {
+    const peer_check c = next_check(descriptor, stop ? 1 : 0, stop);
+    chain(stream);
+    handshake_kernel<<<1, 1, 0, stream>>>(c, window, devcomm.rank, devcomm.nRanks, wait);
+    cuda::check(cudaGetLastError(), "detred::nccl: handshake kernel launch");
+    record(stream);
+    if (!stop) return;
+    cuda::check(cudaStreamSynchronize(stream), "detred::nccl: cudaStreamSynchronize (argument check)");
+    volatile check_report* r = reports + 1;
+    if (r->raised == 0) return;
+    check_report copy;
+    std::memcpy(&copy, const_cast<check_report*>(reports + 1), sizeof copy);
+    r->raised = 0;
+    const std::string why = "mismatched arguments across ranks: " + mismatch_message(copy, devcomm.rank);
+    // Where a peer ran a kernel instead of stopping here, its context has failed, and so does this one (the ranks'
+    // histories differ from now on).
+    if (copy.every_rank_stopped == 0 && failure.empty())
+      failure = why +
+                "; found at an earlier call, where another rank's kernel gave NaN: this context has failed "
+                "(destroy it on every rank and make a new one; the communicator is unharmed)";
+    detred::detail::throw_invalid(function, why);
   }
 };
 
@@ -71,8 +170,53 @@ bool peer_memory::available(ncclComm_t comm, int ranks, int, cudaStream_t) {
   m.devcomm_made = true;
   if (m.devcomm.lsaSize != ranks || m.devcomm.nRanks != ranks) return false;
   cuda::check(cudaEventCreateWithFlags(&m.last, cudaEventDisableTiming), "detred::nccl: cudaEventCreate");
+  void* reports = nullptr;
+  cuda::check(cudaHostAlloc(&reports, 2 * sizeof(check_report), cudaHostAllocMapped),
+              "detred::nccl: cudaHostAlloc (check reports)");
+  m.reports = static_cast<check_report*>(reports);
+  std::memset(m.reports, 0, 2 * sizeof(check_report));
+  void* device_reports = nullptr;
+  cuda::check(cudaHostGetDevicePointer(&device_reports, reports, 0), "detred::nccl: cudaHostGetDevicePointer");
+  m.reports_device = static_cast<check_report*>(device_reports);
+  m.grow(1);  // the descriptor slots exist from the first call on: every later call can be checked on the device
   m.state = 1;
   return true;
+}
+
+bool peer_memory::has_window() const { return impl_->window != nullptr; }
+
+void peer_memory::handshake(const char* function, const call_descriptor& descriptor, bool wait, bool stop,
+                            cudaStream_t stream) {
+  impl_->handshake(function, descriptor, wait, stop, stream);
+}
+
+void peer_memory::throw_if_failed(const char* function, cudaStream_t stream) {
+  impl& m = *impl_;
+  if (m.failure.empty() && (m.reports == nullptr || static_cast<volatile check_report*>(m.reports)->raised == 0))
+    return;
+  if (m.failure.empty()) {
+    check_report copy;
+    std::memcpy(&copy, const_cast<check_report*>(m.reports), sizeof copy);
+    m.failure = "mismatched arguments across ranks, found on the device at an earlier call: " +
+                mismatch_message(copy, m.devcomm.rank) +
+                "; that call's outputs are NaN on every rank and this context has failed (destroy it on every rank "
+                "and make a new one; the communicator is unharmed)";
+  }
+  call_descriptor withdrawn;
+  withdrawn.operation = withdrawn_operation;
+  if (m.window) handshake(function, withdrawn, false, false, stream);
+  detred::detail::throw_invalid(function, m.failure);
+}
+
+void peer_memory::fail(const std::string& why) {
+  if (impl_->failure.empty()) impl_->failure = why;
+}
+
+void peer_memory::synchronize(const char* function, cudaStream_t stream) {
+  impl& m = *impl_;
+  cuda::check(cudaStreamSynchronize(stream), "detred::nccl: cudaStreamSynchronize");
+  if (m.last_recorded) cuda::check(cudaEventSynchronize(m.last), "detred::nccl: cudaEventSynchronize");
+  throw_if_failed(function, stream);
 }
 
 namespace {
@@ -143,7 +287,13 @@ void run_typed(peer_memory::impl& m, const peer_call& call, cudaStream_t stream)
   if (rounds == 0) return;
   const std::uint64_t slot_bytes = q * elem;
   const std::uint64_t slots = (P - 1) * std::uint64_t(rows);
-  m.grow(std::max<std::uint64_t>(slots * slot_bytes, slot_bytes));
+  const std::uint64_t need = std::max<std::uint64_t>(slots * slot_bytes, slot_bytes);
+  if (need > m.region_bytes) {
+    // Growing is collective: the ranks first agree that they make the same call (a rank that needs no growth runs
+    // its kernel, which sees this handshake's descriptor).
+    if (call.check) m.handshake(call.function, call.descriptor, true, true, stream);
+    m.grow(need);
+  }
   // 16-byte vectors where every pointer and every slice start allows them.
   const bool vectors = aligned16(call.in) && aligned16(call.out) && (rows == 1 || (call.row_stride * elem) % 16 == 0) &&
                        ((call.op != peer_op::reduce_scatter && call.op != peer_op::all_gather) || (n * elem) % 16 == 0);
@@ -174,15 +324,14 @@ void run_typed(peer_memory::impl& m, const peer_call& call, cudaStream_t stream)
   a.slot_bytes = slot_bytes;
   a.result_offset = 2 * m.region_bytes;
   a.comm = m.devcomm;
-  if (m.last_recorded)
-    cuda::check(cudaStreamWaitEvent(stream, m.last, 0), "detred::nccl: cudaStreamWaitEvent (peer kernels in order)");
+  if (call.check) a.check = m.next_check(call.descriptor, 0);
+  m.chain(stream);
   if (vectors)
     launch_width<T, int(V)>(a, call.op, call.exact, grid, stream);
   else
     launch_width<T, 1>(a, call.op, call.exact, grid, stream);
   cuda::check(cudaGetLastError(), "detred::nccl: peer kernel launch");
-  cuda::check(cudaEventRecord(m.last, stream), "detred::nccl: cudaEventRecord");
-  m.last_recorded = true;
+  m.record(stream);
   m.rounds_done += rounds;
 }
 

@@ -9,6 +9,13 @@
 // the P * rows values (docs/ORDER.md; straight-line for P = 2 and 4 with one row, the binary counter otherwise), float
 // accumulation and one rounding to the output type, or correctly rounded (exact). The grid, the rounds and the vector
 // width never change a bit. Plain IEEE additions (the library builds with --fmad=false, no fast-math).
+//
+// The device check (docs/DISTRIBUTED.md, "Errors"): block 0 stores this rank's call descriptor (four words: sequence
+// number, n, operation and types with the window's history, options) into a slot of every peer's window; every block
+// pushes its first round, then waits until each peer's descriptor of this call has arrived in its own window and
+// compares them. Only when all are equal does it meet the peers at its barrier; otherwise it writes canonical NaN to
+// the output and returns, and block 0 raises the failure report. Equal descriptors mean equal plans (rounds, slots,
+// grid) on every rank, so no barrier is ever left waiting; every rank sees a mismatch when any two ranks differ.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -32,6 +39,90 @@ namespace detred::nccl::detail {
 inline constexpr int peer_threads = 512;
 inline constexpr int peer_max_ranks = 8;
 inline constexpr int peer_max_blocks = 128;  // LSA barriers of the device communicator
+// The descriptor slots at the window's end: two calls (by the parity of the sequence number) of peer_max_ranks slots
+// of four words. A slot of call s is written again at call s + 2 only, after its reader has finished call s (each
+// rank's kernels run in call order, and call s + 1 waits for every peer's descriptor of s + 1).
+inline constexpr std::size_t peer_control_bytes = 2 * peer_max_ranks * 4 * sizeof(std::uint64_t);
+
+struct peer_check {
+  std::uint64_t words[4];  // this rank's descriptor; words[0], the sequence number, 0: no check
+  std::size_t control;     // the descriptor slots' offset in the window
+  check_report* report;    // device address of the failure report (mapped pinned memory)
+};
+
+__device__ __forceinline__ std::uint64_t* descriptor_slot(char* base, const peer_check& c, int from) {
+  return reinterpret_cast<std::uint64_t*>(base + c.control +
+                                          ((c.words[0] & 1u) * peer_max_ranks + std::size_t(from)) * 32);
+}
+
+// This rank's descriptor into its slot of every peer's window (one thread).
+__device__ __forceinline__ void publish_descriptor(const peer_check& c, char* const* base, int me, int P) {
+  for (int j = 0; j < P; ++j) {
+    if (j == me) continue;
+    std::uint64_t* slot = descriptor_slot(base[j], c, me);
+    volatile std::uint64_t* v = slot;
+    v[1] = c.words[1];
+    v[2] = c.words[2];
+    v[3] = c.words[3];
+    ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system>(slot[0]).store(c.words[0],
+                                                                                  ::cuda::memory_order_release);
+  }
+}
+
+// The bit of a descriptor's third word set by a handshake that waits on the host (a stopping call).
+inline constexpr std::uint64_t descriptor_stops = std::uint64_t{1} << 63;
+
+// Waits for every peer's descriptor of this call (in this rank's window) and returns the lowest peer whose descriptor
+// differs from this rank's, its words in `theirs`, or -1; `every_stop`: whether every peer's call stops (one thread).
+__device__ __forceinline__ int first_mismatch(const peer_check& c, char* mine, int me, int P, std::uint64_t* theirs,
+                                              bool* every_stop = nullptr) {
+  int bad = -1;
+  bool stops = true;
+  for (int r = 0; r < P; ++r) {
+    if (r == me) continue;
+    std::uint64_t* slot = descriptor_slot(mine, c, r);
+    ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system> sequence(slot[0]);
+    while (sequence.load(::cuda::memory_order_acquire) != c.words[0]) __nanosleep(20);
+    const volatile std::uint64_t* v = slot;
+    const std::uint64_t w1 = v[1], w2 = v[2], w3 = v[3];
+    stops = stops && (w2 & descriptor_stops) != 0;
+    if (bad < 0 && (w1 != c.words[1] || w2 != c.words[2] || w3 != c.words[3])) {
+      bad = r;
+      theirs[0] = c.words[0];
+      theirs[1] = w1;
+      theirs[2] = w2;
+      theirs[3] = w3;
+    }
+  }
+  if (every_stop) *every_stop = stops && (c.words[2] & descriptor_stops) != 0;
+  return bad;
+}
+
+__device__ __forceinline__ void raise_report(check_report* report, const peer_check& c, int peer,
+                                             const std::uint64_t* theirs, bool every_stop = false) {
+  volatile check_report* r = report;
+  if (r->raised != 0) return;  // the first mismatch is the one reported
+  r->peer = peer;
+  r->every_rank_stopped = every_stop ? 1u : 0u;
+  for (int k = 0; k < 4; ++k) {
+    r->mine[k] = c.words[k];
+    r->theirs[k] = theirs[k];
+  }
+  __threadfence_system();
+  r->raised = 1;
+}
+
+// The device check without a data kernel (one thread): publish, and unless only publishing, compare.
+__global__ void handshake_kernel(const __grid_constant__ peer_check c, ncclWindow_t window, int me, int P, bool wait) {
+  char* base[peer_max_ranks];
+  for (int r = 0; r < P; ++r) base[r] = static_cast<char*>(ncclGetPeerPointer(window, 0, r));
+  publish_descriptor(c, base, me, P);
+  if (!wait) return;
+  std::uint64_t theirs[4];
+  bool every_stop = false;
+  const int bad = first_mismatch(c, base[me], me, P, theirs, &every_stop);
+  if (bad >= 0) raise_report(c.report, c, bad, theirs, every_stop);
+}
 
 template <class T>
 struct peer_args {
@@ -50,6 +141,7 @@ struct peer_args {
   std::size_t slot_bytes;     // one slot of a region: q elements
   std::size_t result_offset;  // two_shot: the reduced slice, q elements
   ncclDevComm comm;
+  peer_check check;
 };
 
 __device__ __forceinline__ float widen(float x) { return x; }
@@ -167,6 +259,26 @@ __global__ void __launch_bounds__(peer_threads) peer_kernel(const __grid_constan
   for (int r = 0; r < P; ++r) base[r] = static_cast<char*>(ncclGetPeerPointer(a.window, 0, r));
   const auto slot_of = [me](int r) { return r < me ? r : r - 1; };    // the slot of rank r (!= me) here
   const auto slot_at = [me](int j) { return me < j ? me : me - 1; };  // this rank's slot at rank j (!= me)
+  const bool checking = a.check.words[0] != 0;
+  if (checking && blockIdx.x == 0 && threadIdx.x == 0) publish_descriptor(a.check, base, me, P);
+  // Before the block's first barrier: whether every peer's descriptor equals this rank's. On a mismatch the block
+  // fills its part of the output with canonical NaN and the kernel never meets a barrier.
+  __shared__ int mismatch;
+  const auto peers_agree = [&]() -> bool {
+    if (threadIdx.x == 0) {
+      std::uint64_t theirs[4];
+      mismatch = first_mismatch(a.check, base[me], me, P, theirs);
+      if (mismatch >= 0 && blockIdx.x == 0) raise_report(a.check.report, a.check, mismatch, theirs);
+    }
+    __syncthreads();
+    if (mismatch < 0) return true;
+    const std::uint64_t len = Op == peer_op::all_gather ? a.n * std::uint64_t(P) : a.n;
+    const T nan = canonical_nan<T>();
+    for (std::uint64_t e = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < len;
+         e += std::uint64_t(gridDim.x) * blockDim.x)
+      a.out[e] = nan;
+    return false;
+  };
   for (std::uint32_t c = 0; c < a.rounds; ++c) {
     const std::size_t stage = std::size_t((a.parity0 + c) & 1u) * a.region_bytes;
     const std::uint64_t r0 = std::uint64_t(c) * a.q;
@@ -189,6 +301,7 @@ __global__ void __launch_bounds__(peer_threads) peer_kernel(const __grid_constan
         for (int k = 0; k < a.rows; ++k)
           copy_range<T, W>(a.in + std::uint64_t(k) * a.row_stride + b0, slot(j, slot_at(j) * a.rows + k), count);
       }
+      if (checking && c == 0 && !peers_agree()) return;
       bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
       const value_sources<T> src{a.in + b0,    a.row_stride, reinterpret_cast<const char*>(slot(me, 0)),
                                  a.slot_bytes, me,           a.rows};
@@ -200,6 +313,7 @@ __global__ void __launch_bounds__(peer_threads) peer_kernel(const __grid_constan
       };
       for (int j = 0; j < P; ++j)
         if (j != me) copy_range<T, W>(a.in + std::uint64_t(j) * a.slice + b0, slot(j, slot_at(j)), part(len(j)));
+      if (checking && c == 0 && !peers_agree()) return;
       bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
       const std::uint64_t mine = std::uint64_t(me) * a.slice + b0;
       const value_sources<T> src{a.in + mine, 0, reinterpret_cast<const char*>(slot(me, 0)), a.slot_bytes, me, 1};
@@ -214,6 +328,7 @@ __global__ void __launch_bounds__(peer_threads) peer_kernel(const __grid_constan
       const std::uint64_t count = part(a.n);
       for (int j = 0; j < P; ++j)
         if (j != me) copy_range<T, W>(a.in + std::uint64_t(j) * a.n + b0, slot(j, slot_at(j)), count);
+      if (checking && c == 0 && !peers_agree()) return;
       bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
       const value_sources<T> src{
           a.in + std::uint64_t(me) * a.n + b0, 0, reinterpret_cast<const char*>(slot(me, 0)), a.slot_bytes, me, 1};
@@ -222,6 +337,7 @@ __global__ void __launch_bounds__(peer_threads) peer_kernel(const __grid_constan
       const std::uint64_t count = part(a.n);
       for (int j = 0; j < P; ++j)
         if (j != me) copy_range<T, W>(a.in + b0, slot(j, slot_at(j)), count);
+      if (checking && c == 0 && !peers_agree()) return;
       bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
       for (int r = 0; r < P; ++r)
         copy_range<T, W>(r == me ? a.in + b0 : slot(me, slot_of(r)), a.out + std::uint64_t(r) * a.n + b0, count);

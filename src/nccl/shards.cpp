@@ -45,15 +45,20 @@ void reduce_scatter_any(context& ctx, const T* in, T* out, std::uint64_t n, cuda
                         const all_reduce_options& options) {
   context::state& st = ctx.internals();
   st.require_device("nccl::reduce_scatter");
-  detail::check_collective<T>(st, "nccl::reduce_scatter", 300, in, out, n, stream, options, true);
-  if (n == 0) return;
+  const detail::call_check check =
+      detail::check_collective<T>(st, "nccl::reduce_scatter", 300, in, out, n, stream, options, true);
+  if (n == 0) {
+    detail::check_without_kernel(st, "nccl::reduce_scatter", check, false, stream);
+    return;
+  }
   if (detail::use_peer_memory(st, "nccl::reduce_scatter", options, stream)) {
     detail::peer_call call;
     call.op = detail::peer_op::reduce_scatter;
-    detail::fill_call<T>(call, in, out, n, options);
+    detail::fill_call<T>(call, in, out, n, options, check, "nccl::reduce_scatter");
     st.peer.run(st.comm, call, stream);
     return;
   }
+  detail::check_without_kernel(st, "nccl::reduce_scatter", check, true, stream);
   reduce_scatter_calls(st, in, out, n, stream, options);
 }
 
@@ -62,16 +67,21 @@ void all_gather_any(context& ctx, const T* in, T* out, std::uint64_t n, cudaStre
                     const all_reduce_options& options) {
   context::state& st = ctx.internals();
   st.require_device("nccl::all_gather");
-  detail::check_collective<T>(st, "nccl::all_gather", 400, in, out, n, stream, options, false);
-  if (n == 0) return;
+  const detail::call_check verdict =
+      detail::check_collective<T>(st, "nccl::all_gather", 400, in, out, n, stream, options, false);
+  if (n == 0) {
+    detail::check_without_kernel(st, "nccl::all_gather", verdict, false, stream);
+    return;
+  }
   if (detail::use_peer_memory(st, "nccl::all_gather", options, stream)) {
     detail::peer_call call;
     call.op = detail::peer_op::all_gather;
-    detail::fill_call<T>(call, in, out, n, options);
+    detail::fill_call<T>(call, in, out, n, options, verdict, "nccl::all_gather");
     call.exact = false;
     st.peer.run(st.comm, call, stream);
     return;
   }
+  detail::check_without_kernel(st, "nccl::all_gather", verdict, true, stream);
   check(ncclAllGather(in, out, n, detail::nccl_type<T>(), st.comm, stream), "ncclAllGather", st.comm);
 }
 

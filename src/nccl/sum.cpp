@@ -103,6 +103,15 @@ template <class A, class T>
 A sum_n(context& ctx, const T* d_in, std::uint64_t n_local, cudaStream_t stream, const cuda::sum_options& options) {
   context::state& s = ctx.internals();
   s.require_device("nccl::sum");
+  // Where the peer-memory window exists, the other collectives check on the device: a stopping handshake first, so
+  // that a rank in another call meets this call's descriptor rather than waiting in the all-gather below.
+  s.peer.throw_if_failed("nccl::sum", stream);
+  if (s.peer.has_window()) {
+    call_descriptor d;
+    d.operation = 100 + std::uint32_t(options.method);
+    d.types = distributed::type_code<T>() | (distributed::type_code<A>() << 4);
+    s.peer.handshake("nccl::sum", d, true, true, stream);
+  }
   static_assert((exact_accumulator<double>::limb_count + 2) * 8 + record_payload_offset <= record_bytes);
   const bool exact = options.method == sum_method::exact;
   const std::string error = local_error(d_in, n_local, options);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -519,6 +520,166 @@ TEST(NcclErrors, MismatchedSizesOrTypesThrowOnEveryRank) {
     EXPECT_NE(s.find("rank 0 passes 1000 elements, rank 1 passes 999"), std::string::npos) << s;
     std::printf("mismatched sizes: %s\n", s.c_str());
   }
+}
+
+// The device argument check (nccl/all_reduce.hpp, "Argument check"): past a context's first call, a mismatch is found
+// by the kernels without a host round trip; every rank's output of that call is canonical NaN, nothing hangs, and
+// context::synchronize (and every later call) throws invalid_argument naming the difference on every rank. Calls that
+// stop on the host (a window growth, check_on_host) throw at the call. Each scenario uses a context of its own.
+template <class T>
+bool all_canonical_nan(const T* d, std::size_t n) {
+  std::vector<T> h(n);
+  cuda::check(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return std::all_of(h.begin(), h.end(), [](T x) { return raw(x) == raw(canonical_nan<T>()); });
+}
+
+struct device_check_case {
+  std::string name;
+  // Runs the mismatched call on `rank` (after a matching call made the window); returns the elements its output has.
+  std::function<std::size_t(nccl::context&, int rank, float* in, float* out)> call;
+  std::string expected;  // in every rank's message
+  bool throws_at_call = false;
+};
+
+TEST(NcclErrors, DeviceCheckFindsMismatchesWithoutAHang) {
+  DETRED_NEED_GPUS(2);
+  const std::size_t big = std::size_t{1} << 22;  // 16 MiB of floats: more than the first window holds
+  const std::vector<device_check_case> cases = {
+      {"sizes",
+       [](nccl::context& ctx, int rank, float* in, float* out) {
+         nccl::all_reduce(ctx, in, out, rank == 0 ? 1000 : 999);
+         return std::size_t(rank == 0 ? 1000 : 999);
+       },
+       "rank 0 passes 1000 elements, rank 1 passes 999"},
+      {"methods",
+       [](nccl::context& ctx, int rank, float* in, float* out) {
+         nccl::all_reduce(ctx, in, out, 4096, nullptr, {.method = rank == 0 ? sum_method::tree : sum_method::exact});
+         return std::size_t{4096};
+       },
+       "ask for different operations or methods"},
+      {"operations",
+       [](nccl::context& ctx, int rank, float* in, float* out) {
+         if (rank == 0) {
+           nccl::all_reduce(ctx, in, out, 2048);
+           return std::size_t{2048};
+         }
+         nccl::reduce_scatter(ctx, in, out, 1024);
+         return std::size_t{1024};
+       },
+       "ask for different operations or methods"},
+      {"types",
+       [](nccl::context& ctx, int rank, float* in, float* out) {
+         if (rank == 0) {
+           nccl::all_reduce(ctx, in, out, 2048);
+           return std::size_t{2048};
+         }
+         nccl::all_reduce(ctx, reinterpret_cast<const bfloat16*>(in), reinterpret_cast<bfloat16*>(out), 2048);
+         return std::size_t{0};  // bf16 output: not inspected
+       },
+       "rank 0 passes float data, rank 1 bfloat16"},
+      {"options",
+       [](nccl::context& ctx, int rank, float* in, float* out) {
+         nccl::all_reduce(ctx, in, out, 100000, nullptr, {.blocks = rank == 0 ? 0u : 3u});
+         return std::size_t{100000};
+       },
+       "pass different options"},
+      {"an argument error on one rank",
+       [](nccl::context& ctx, int rank, float* in, float* out) {
+         try {
+           nccl::all_reduce(ctx, in, out, 1000, nullptr, {.method = rank == 1 ? sum_method::kahan : sum_method::tree});
+         } catch (const invalid_argument& e) {
+           EXPECT_EQ(rank, 1);
+           EXPECT_NE(std::string(e.what()).find("rank 1: options.method is sum_method::kahan"), std::string::npos)
+               << e.what();
+           return std::size_t{0};
+         }
+         return std::size_t{1000};
+       },
+       "rank 1 withdrew from the call"},
+      {"a growth on one rank",
+       [big](nccl::context& ctx, int rank, float* in, float* out) {
+         nccl::all_reduce(ctx, in, out, rank == 0 ? 1000 : big, nullptr, {.algorithm = nccl::peer_algorithm::one_shot});
+         return std::size_t(rank == 0 ? 1000 : 0);
+       },
+       "rank 0 passes 1000 elements, rank 1 passes"},
+      {"check_on_host",
+       [](nccl::context& ctx, int rank, float* in, float* out) {
+         nccl::all_reduce(ctx, in, out, rank == 0 ? 1000 : 999, nullptr, {.check_on_host = true});
+         return std::size_t{0};
+       },
+       "rank 0 passes 1000 elements, rank 1 passes 999", true},
+  };
+  for (const device_check_case& c : cases) {
+    std::vector<std::string> messages(2);
+    test::run_on_gpus(2, [&](nccl::context& unused, int rank) {
+      (void)unused;
+      nccl::context ctx(unused.comm());
+      device_array<float> in(big), out(big);
+      cuda::check(cudaMemset(in.ptr, 0, big * sizeof(float)), "cudaMemset");
+      nccl::all_reduce(ctx, in.ptr, out.ptr, 64);  // the first call: checked on the host, makes the window
+      std::size_t outputs = 0;
+      try {
+        outputs = c.call(ctx, rank, in.ptr, out.ptr);
+        ctx.synchronize();
+        ADD_FAILURE() << c.name << ": rank " << rank << ": no error";
+      } catch (const invalid_argument& e) {
+        messages[std::size_t(rank)] = e.what();
+      }
+      if (outputs > 0) {
+        EXPECT_TRUE(all_canonical_nan(out.ptr, outputs)) << c.name << ": rank " << rank;
+      }
+      if (c.throws_at_call) {
+        // Every rank stopped at the call: the context is still usable.
+        nccl::all_reduce(ctx, in.ptr, out.ptr, 1000);
+        ctx.synchronize();
+        std::vector<float> h(1000, 1.0f);
+        cuda::check(cudaMemcpy(h.data(), out.ptr, 4000, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        EXPECT_TRUE(std::all_of(h.begin(), h.end(), [](float x) { return x == 0.0f; })) << c.name;
+      } else {
+        // A failed context: every later call throws (without waiting for a peer).
+        EXPECT_THROW(nccl::all_reduce(ctx, in.ptr, out.ptr, 1000), invalid_argument) << c.name;
+        EXPECT_THROW((void)nccl::sum(ctx, in.ptr, 1000), invalid_argument) << c.name;
+      }
+    });
+    for (int r = 0; r < 2; ++r) {
+      const std::string& m = messages[std::size_t(r)];
+      if (c.name == "an argument error on one rank" && r == 1) continue;  // checked in the call
+      EXPECT_NE(m.find(c.expected), std::string::npos) << c.name << ", rank " << r << ": " << m;
+    }
+    std::printf("device check, %s: rank 0: %s\n", c.name.c_str(), messages[0].c_str());
+  }
+}
+
+// The device check costs no host round trip: 200 back-to-back checked calls of 64 KiB return to the host before the
+// device has run them all, and give the unchecked calls' bits.
+TEST(NcclErrors, DeviceCheckedCallsDoNotWaitForTheDevice) {
+  DETRED_NEED_GPUS(2);
+  test::run_on_gpus(2, [&](nccl::context& ctx, int rank) {
+    const std::size_t n = 16384;
+    std::vector<float> h(n);
+    for (std::size_t i = 0; i < n; ++i) h[i] = float(i % 97) * (rank ? 0.25f : 1.5f) + 1e-3f * float(rank);
+    float* in = upload(h.data(), n);
+    device_array<float> checked(n), unchecked(n);
+    nccl::all_reduce(ctx, in, checked.ptr, n);
+    cudaStream_t s = nullptr;
+    cuda::check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    cudaEvent_t done = nullptr;
+    cuda::check(cudaEventCreate(&done), "cudaEventCreate");
+    for (int i = 0; i < 200; ++i) nccl::all_reduce(ctx, in, checked.ptr, n, s);
+    cuda::check(cudaEventRecord(done, s), "cudaEventRecord");
+    const bool pending = cudaEventQuery(done) == cudaErrorNotReady;
+    ctx.synchronize(s);
+    nccl::all_reduce(ctx, in, unchecked.ptr, n, s, {.check_arguments = false});
+    cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    std::vector<float> a(n), b(n);
+    cuda::check(cudaMemcpy(a.data(), checked.ptr, n * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    cuda::check(cudaMemcpy(b.data(), unchecked.ptr, n * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), n * 4), 0);
+    if (rank == 0) std::printf("200 checked all-reduces queued; device still busy when the loop ended: %d\n", pending);
+    cudaEventDestroy(done);
+    cudaStreamDestroy(s);
+    cudaFree(in);
+  });
 }
 
 // Without the argument check, a rank's own argument errors still throw (on that rank, before any collective).

@@ -32,12 +32,33 @@
 // Either way each element is reduced alone, in the same order: the transport, the shape and the chunking never change
 // a bit.
 //
-// in and out are device memory of the context's GPU, n elements on every rank (the same n: a mismatch throws
-// invalid_argument on every rank, when check_arguments is on). out may equal in (otherwise they must not overlap).
-// Asynchronous on `stream` (except the argument check's small round trip, which waits for it, and the first
-// peer-memory call and each growth of the window, which are collective NCCL setup calls and wait for the device). NCCL
-// failures throw nccl_error, CUDA failures cuda_error. Collective: every rank calls it with the same type, n and
-// options. Successive peer-memory calls on one context run in call order on the device, whatever their streams.
+// in and out are device memory of the context's GPU, n elements on every rank; out may equal in (otherwise they must
+// not overlap). Asynchronous on `stream` (except the first call on a context and each growth of the window, which are
+// collective NCCL setup calls and wait for the device). NCCL failures throw nccl_error, CUDA failures cuda_error.
+// Collective: every rank calls it with the same type, n and options. Successive peer-memory calls on one context run
+// in call order on the device, whatever their streams.
+//
+// Argument check (options.check_arguments, on by default; docs/DISTRIBUTED.md, "Errors"). What is compared between
+// the ranks: n, the element type, the call (all_reduce, reduce_scatter, all_gather, the micro-batch reduce and its
+// row count; nccl::sum), the method and the options that shape the messages (chunk_bytes, transport, algorithm,
+// blocks, check_on_host); a rank's own argument errors (a null pointer, a method the collectives lack) are found
+// there. What is not: a rank that makes no call at all (it hangs, as with NCCL), and check_arguments itself, which
+// must be the same on every rank. How and when it is reported:
+// - on the device, where the peer-memory window exists (every call after a context's first, where the ranks reach
+//   each other by loads and stores): each rank's kernel publishes a 32-byte descriptor of its call into its peers'
+//   windows and compares theirs with its own before its first barrier, at no host cost. On a mismatch no kernel
+//   meets a barrier (never a hang): every rank's output of that call is canonical NaN, the context fails, and the
+//   first later call on it (or context::synchronize) throws invalid_argument on every rank, naming the difference; so
+//   does every call after, until the context is destroyed (on every rank; the communicator stays usable). A rank
+//   whose own arguments are invalid throws at once and withdraws from the call, so that its peers fail as above.
+//   Calls that run no peer kernel check with a one-thread kernel: those followed by NCCL calls (the NCCL-calls
+//   transport) and window growths wait for it and throw at the call; n = 0 does not wait.
+// - on the host, without the window (the first call on a context; ranks that are not load/store reachable) or with
+//   options.check_on_host: each rank's record is all-gathered and compared before any data moves, and every rank
+//   throws invalid_argument at this call, with the lowest rank's message for a rank's own argument error; the context
+//   stays usable. Costs a collective and a host round trip (about 30 us).
+// With check_arguments off, nothing is compared: a mismatch hangs or corrupts, as with NCCL itself, and a rank's own
+// argument errors throw on that rank only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -77,10 +98,12 @@ struct all_reduce_options {
   peer_algorithm algorithm = peer_algorithm::automatic;
   // Thread blocks of the peer-memory kernel, 0 (automatic) to 128. Speed only.
   unsigned blocks = 0;
-  // All-gather a record of (n, type, method, chunk_bytes) first and throw invalid_argument on every rank when they
-  // differ. Costs one small collective and a host round trip; turn it off only where every rank is known to pass the
-  // same arguments (a mismatch then hangs or corrupts, as with NCCL itself).
+  // Compare the ranks' arguments (see "Argument check" above): on the device, at no host cost, where the peer-memory
+  // window exists; on the host otherwise. Must be the same on every rank.
   bool check_arguments = true;
+  // Compare them on the host at every call instead (all-gathered records, a host round trip): every rank throws at
+  // the mismatched call itself and the context stays usable. For debugging; must be the same on every rank.
+  bool check_on_host = false;
 };
 
 void all_reduce(context& ctx, const float* d_in, float* d_out, std::uint64_t n, cudaStream_t stream = nullptr,
