@@ -16,6 +16,11 @@
 #   bars         the six bars suites above
 #   nccl         test_nccl, bench_nccl 30, and its NCCL-only sizes again with NCCL pinned (two GPUs for the bars;
 #                NVLink multicast stays off)
+#   nccl4        the collectives on a 4-GPU machine: test_nccl with all GPUs visible (its 1-, 2-, 3- and 4-GPU tests),
+#                again under CUDA_VISIBLE_DEVICES subsets of 3 and 2 GPUs; bench_nccl 30 on 4 GPUs (bars, sizes with one-
+#                and two-shot, shards, sums on 1, 2, 4 GPUs) and on 2 (bars sizes shards), each followed by the NCCL-only
+#                sizes pinned in a process of its own; where carry/pydetred.tar.xz is carried (scripts/python-carry.sh
+#                after gpu-carry.sh nccl4), python/tests/test_torch_distributed.py on 4 GPUs. Log: nccl4.txt
 #   all          tests, bars, and nccl where two GPUs are visible
 #
 # Output: one log per suite under $OUT (tests.txt, bars-sum.txt, ..., nccl.txt) and summary.txt, a line per step
@@ -180,11 +185,50 @@ suite_nccl() {
     env NCCL_ALGO=allreduce:tree NCCL_PROTO=Simple NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1 "$BIN/bench_nccl" 30 nccl-sizes
 }
 
-[ $# -gt 0 ] || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+suite_nccl4() {
+  local log=$OUT/nccl4.txt
+  header "$log"
+  {
+    nvidia-smi topo -m 2>&1
+    echo "NCCL library: ${nccl_lib:-libnccl.so.2 from the system}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; GPUs: $gpus"
+  } >>"$log"
+  [ "$gpus" -ge 4 ] || note "nccl4: $gpus GPU(s) visible: the 3- and 4-GPU steps skip or measure fewer GPUs"
+  local pinned=(env NCCL_ALGO=allreduce:tree NCCL_PROTO=Simple NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1)
+  if have test_nccl; then
+    step "$log" 150 "test_nccl ($gpus GPUs visible: the 1- to 4-GPU tests)" "$BIN/test_nccl"
+  fi
+  if have bench_nccl; then
+    step "$log" 150 "bench_nccl 30 ($gpus GPUs: bars sizes shards sums)" "$BIN/bench_nccl" 30
+    step "$log" 60 "bench_nccl 30 nccl-sizes ($gpus GPUs, NCCL pinned: tree, Simple, one channel)" \
+      "${pinned[@]}" "$BIN/bench_nccl" 30 nccl-sizes
+  fi
+  if [ -f carry/pydetred.tar.xz ]; then
+    mkdir -p /tmp/pydetred && tar -C /tmp/pydetred -xJf carry/pydetred.tar.xz
+    step "$log" 200 "pytest python/tests/test_torch_distributed.py ($gpus GPUs visible)" \
+      env PYTHONPATH=/tmp/pydetred${PYTHONPATH:+:$PYTHONPATH} python3 -m pytest -q -rs -p no:cacheprovider \
+      python/tests/test_torch_distributed.py
+  else
+    note "nccl4: no carry/pydetred.tar.xz: the PyTorch distributed tests are not run"
+  fi
+  if have test_nccl && [ "$gpus" -ge 4 ]; then
+    step "$log" 60 "test_nccl on 3 GPUs (CUDA_VISIBLE_DEVICES=1,2,3)" env CUDA_VISIBLE_DEVICES=1,2,3 "$BIN/test_nccl" \
+      --gtest_filter='*Three*:NcclSum.Plain*:NcclMicroBatches.*'
+    step "$log" 60 "test_nccl on 2 GPUs (CUDA_VISIBLE_DEVICES=2,3)" env CUDA_VISIBLE_DEVICES=2,3 "$BIN/test_nccl" \
+      --gtest_filter='*Two*:NcclErrors.*:NcclMicroBatches.*'
+  fi
+  if have bench_nccl && [ "$gpus" -ge 4 ]; then
+    step "$log" 90 "bench_nccl 30 bars sizes shards (2 GPUs: CUDA_VISIBLE_DEVICES=0,1)" \
+      env CUDA_VISIBLE_DEVICES=0,1 "$BIN/bench_nccl" 30 bars sizes shards
+    step "$log" 45 "bench_nccl 30 nccl-sizes (2 GPUs, NCCL pinned)" env CUDA_VISIBLE_DEVICES=0,1 "${pinned[@]}" \
+      "$BIN/bench_nccl" 30 nccl-sizes
+  fi
+}
+
+[ $# -gt 0 ] || { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 suites=()
 for s in "$@"; do
   case $s in
-    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | bars-scatter | nccl) suites+=("$s") ;;
+    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | bars-scatter | nccl | nccl4) suites+=("$s") ;;
     bars) suites+=(bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter) ;;
     all)
       suites+=(tests bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter)

@@ -1,7 +1,9 @@
-"""detred.torch.distributed on 2 GPUs (marker ``gpu``; skipped, saying why, with fewer GPUs or without PyTorch): the
-collectives give the rank-order sums of the CPU bit for bit, a DDP model with ``allreduce_hook`` and an FSDP2 model
-with ``ReduceScatter`` get the gradients of the rank-order sum, and the micro-batch reduce gives the bits of one GPU
-holding every micro-batch. Each test spawns one process per GPU (torch.multiprocessing) with an NCCL process group."""
+"""detred.torch.distributed on 4 GPUs where 4 are visible, else 2 (marker ``gpu``; skipped, saying why, with fewer GPUs
+or without PyTorch): the collectives give the rank-order sums of the CPU bit for bit, a DDP model with
+``allreduce_hook`` and an FSDP2 model with ``ReduceScatter`` get the gradients of the rank-order sum, the micro-batch
+reduce gives the bits of one GPU holding every micro-batch, DDP training is bitwise reproducible between two runs, and
+training with the micro-batch reduce gives the same weights on 2 and 4 GPUs. Each test spawns one process per GPU
+(torch.multiprocessing) with an NCCL process group; DETRED_TEST_GPUS=2 keeps to 2."""
 
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ def reference_sum(columns: np.ndarray, dtype) -> np.ndarray:
 
 def run(rank: int, world: int, init_file: str, body, result_file: str) -> None:
     os.environ["NCCL_NVLS_ENABLE"] = "0"
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS for the training tests
     torch.cuda.set_device(rank)
     torch.distributed.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank, world_size=world,
                                          device_id=torch.device("cuda", rank))
@@ -50,7 +53,14 @@ def run(rank: int, world: int, init_file: str, body, result_file: str) -> None:
         torch.distributed.destroy_process_group()
 
 
-def spawn(body, world: int = 2) -> None:
+def visible_gpus() -> int:
+    """The GPUs the tests use: 4 where 4 are visible, else 2 (the micro-batch tests split 4 and 8 micro-batches
+    evenly); DETRED_TEST_GPUS=2 keeps to 2."""
+    return 4 if min(torch.cuda.device_count(), int(os.environ.get("DETRED_TEST_GPUS", "4"))) >= 4 else 2
+
+
+def spawn(body, world: int = 0) -> None:
+    world = world or visible_gpus()
     with tempfile.TemporaryDirectory() as d:
         result = os.path.join(d, "result")
         torch.multiprocessing.spawn(run, args=(world, os.path.join(d, "init"), body, result), nprocs=world)
@@ -185,3 +195,103 @@ def fsdp_body(rank: int, world: int) -> None:
 
 def test_fsdp2_custom_reduce_scatter():
     spawn(fsdp_body)
+
+
+# Training: a few SGD steps of a small model on fixed data, the global batch cut into M = 4 micro-batches in one global
+# order (micro-batch g on rank g // rows). The final weights go to a file (rank 0).
+STEPS, MICRO_BATCHES = 3, 4
+
+
+def micro_batch(step: int, g: int):
+    gen = torch.Generator().manual_seed(10_000 * step + g)
+    return torch.randn(8, 64, generator=gen), torch.randn(8, 32, generator=gen)
+
+
+def train_ddp_body(rank: int, world: int, out_file: str) -> None:
+    """DDP with allreduce_hook: each rank's micro-batches summed locally, the gradients all-reduced by detred."""
+    from detred.torch import distributed as dd
+
+    torch.use_deterministic_algorithms(True)
+    comm = dd.new_communicator()
+    model = torch.nn.parallel.DistributedDataParallel(make_model().cuda(), device_ids=[rank])
+    model.register_comm_hook(dd.AllReduceState(comm), dd.allreduce_hook)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    rows = MICRO_BATCHES // world
+    for step in range(STEPS):
+        opt.zero_grad()
+        xs, ys = zip(*[micro_batch(step, rank * rows + k) for k in range(rows)])
+        x, y = torch.cat(xs).cuda(), torch.cat(ys).cuda()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    comm.synchronize()
+    if rank == 0:
+        torch.save([p.detach().cpu() for p in model.parameters()], out_file)
+
+
+def train_micro_batches_body(rank: int, world: int, out_file: str) -> None:
+    """Every micro-batch's gradient on its own, then all_reduce_micro_batches over the M rows in global order: the
+    reduced gradient, and so every step, has the same bits for every rank count that splits the M rows evenly."""
+    from detred.torch import distributed as dd
+
+    torch.use_deterministic_algorithms(True)
+    comm = dd.new_communicator()
+    model = make_model().cuda()
+    params = list(model.parameters())
+    opt = torch.optim.SGD(params, lr=0.05)
+    rows = MICRO_BATCHES // world
+    n = sum(p.numel() for p in params)
+    for step in range(STEPS):
+        grads = torch.empty(rows, n, device="cuda")
+        for k in range(rows):
+            x, y = micro_batch(step, rank * rows + k)
+            model.zero_grad()
+            torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+            grads[k] = torch.cat([p.grad.reshape(-1) for p in params])
+        total = torch.empty(n, device="cuda")
+        dd.all_reduce_micro_batches(grads, total, comm)
+        total.div_(MICRO_BATCHES)
+        offset = 0
+        for p in params:
+            p.grad = total[offset:offset + p.numel()].view_as(p).clone()
+            offset += p.numel()
+        opt.step()
+    comm.synchronize()
+    if rank == 0:
+        torch.save([p.detach().cpu() for p in params], out_file)
+
+
+def train(body, world: int):
+    with tempfile.TemporaryDirectory() as d:
+        weights = os.path.join(d, "weights.pt")
+
+        spawn(_Bound(body, weights), world)
+        return torch.load(weights)
+
+
+class _Bound:
+    """A picklable body(rank, world) that passes the weights file on (spawn pickles its arguments)."""
+
+    def __init__(self, body, path):
+        self.body, self.path = body, path
+
+    def __call__(self, rank, world):
+        self.body(rank, world, self.path)
+
+
+def same_bits(a, b) -> bool:
+    return all(torch.equal(x.view(torch.int32), y.view(torch.int32)) for x, y in zip(a, b))
+
+
+def test_ddp_training_is_bitwise_reproducible():
+    world = 4 if visible_gpus() >= 4 else 2
+    first, second = train(train_ddp_body, world), train(train_ddp_body, world)
+    assert same_bits(first, second), f"two DDP runs on {world} GPUs gave different weights"
+
+
+def test_micro_batch_training_gives_the_same_weights_on_2_and_4_gpus():
+    two = train(train_micro_batches_body, 2)
+    assert same_bits(two, train(train_micro_batches_body, 2)), "two runs on 2 GPUs differ"
+    if visible_gpus() < 4:
+        pytest.skip("the comparison with 4 GPUs needs 4 visible GPUs (2-GPU runs were reproducible)")
+    four = train(train_micro_batches_body, 4)
+    assert same_bits(two, four), "2 and 4 GPUs gave different weights"

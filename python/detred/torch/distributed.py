@@ -14,7 +14,8 @@ never depend on NCCL's algorithm, protocol, channels or the message size. Three 
 for every rank count that splits the M rows evenly (tree) and for every split (exact).
 
 Calls run on the current CUDA stream, asynchronously; tensors must be contiguous CUDA float32, bfloat16 or float16
-tensors on the communicator's device.
+tensors on the communicator's device. Ranks whose calls differ (sizes, types, methods) get NaN outputs, never a hang;
+``Communicator.synchronize()`` or the next call raises ValueError, and the communicator must then be closed.
 """
 
 from __future__ import annotations
@@ -97,11 +98,12 @@ class AllReduceState:
 def allreduce_hook(state, bucket):
     """A DDP communication hook (``model.register_comm_hook(state, allreduce_hook)``; ``state`` an AllReduceState,
     ``bucket`` a ``dist.GradBucket``; returns a ``torch.futures.Future`` of the bucket's tensor): the bucket's flat
-    gradient all-reduced by detred in place, then divided by the rank count when ``state.average``. DDP gives every
-    rank the same buckets, so the argument check is skipped (no host round trip). The parameters carry no
+    gradient all-reduced by detred in place, then divided by the rank count when ``state.average``. The argument
+    check runs on the device (no host round trip); a mismatch is raised by a later call or
+    ``state.comm.synchronize()``. The parameters carry no
     annotations: DDP compares them with its own types, which postponed annotations would turn into strings."""
     buffer = bucket.buffer()
-    state.comm.all_reduce(buffer, buffer, method=state.method, check_arguments=False)
+    state.comm.all_reduce(buffer, buffer, method=state.method)
     if state.average:
         buffer.div_(state.comm.size)
     future = torch.futures.Future(devices=[buffer.device])
@@ -125,8 +127,7 @@ class ReduceScatter:
         average = _is_op(op, "AVG")
         if not average and not _is_op(op, "SUM"):
             raise ValueError(f"op: detred's reduce-scatter takes SUM or AVG, got {op}")
-        self.comm.reduce_scatter(input_tensor.reshape(-1), output_tensor.reshape(-1), method=self.method,
-                                 check_arguments=False)
+        self.comm.reduce_scatter(input_tensor.reshape(-1), output_tensor.reshape(-1), method=self.method)
         if average:
             output_tensor.div_(self.comm.size)
         return None
