@@ -175,6 +175,18 @@ void all_reduce_sizes(int gpus, bool detred_too) {
           clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s, {.check_arguments = false}); });
       const double host =
           clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s, {.check_on_host = true}); });
+      // The automatic one-shot/two-shot choice against both, up to 16 MiB (where it switches).
+      if (bytes <= (std::size_t{16} << 20)) {
+        const double one = clock.run(rank, b.s, [&] {
+          nccl::all_reduce(ctx, b.in, b.out, n, b.s, {.algorithm = nccl::peer_algorithm::one_shot});
+        });
+        const double two = clock.run(rank, b.s, [&] {
+          nccl::all_reduce(ctx, b.in, b.out, n, b.s, {.algorithm = nccl::peer_algorithm::two_shot});
+        });
+        if (rank == 0)
+          std::printf("sizes fp32 %d GPUs %-7s detred one-shot %9.3f ms (%.3fx)  two-shot %9.3f ms (%.3fx)\n", gpus,
+                      size_name(bytes).c_str(), one, base / one, two, base / two);
+      }
       if (rank == 0)
         std::printf(
             "sizes fp32 %d GPUs %-7s ncclAllReduce %9.3f ms  detred (default: device check) %9.3f ms (%.3fx)  "

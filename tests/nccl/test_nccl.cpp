@@ -1,4 +1,5 @@
-// detred::nccl (docs/DISTRIBUTED.md) on 1 and 2 GPUs (label gpu; skips, saying why, with fewer GPUs). One process
+// detred::nccl (docs/DISTRIBUTED.md) on 1, 2, 3 and 4 GPUs (label gpu; each test skips, saying why, where fewer GPUs
+// are visible: run the program under CUDA_VISIBLE_DEVICES subsets for each count). One process
 // drives the GPUs, a thread per GPU (tests/nccl/gpu_ranks.hpp). Sums: every rank gets the CPU's detred::sum bits and
 // the single-GPU cuda::sum bits of the concatenated array, for several partitions. All-reduce: every element equals
 // the CPU's sum of that element's values in rank order, for both methods, several chunk sizes and in place. Errors:
@@ -411,9 +412,14 @@ TEST(NcclReduceScatterAllGather, TwoGpusEqualTheRankOrderReduceOnTheCpu) {
   shards_on<bfloat16>(2);
   shards_on<detred::half>(2);
 }
+TEST(NcclReduceScatterAllGather, ThreeGpusEqualTheRankOrderReduceOnTheCpu) {
+  DETRED_NEED_GPUS(3);
+  shards_on<float>(3);
+}
 TEST(NcclReduceScatterAllGather, FourGpusEqualTheRankOrderReduceOnTheCpu) {
   DETRED_NEED_GPUS(4);
   shards_on<float>(4);
+  shards_on<bfloat16>(4);
 }
 
 // all_reduce_micro_batches (docs/DISTRIBUTED.md, "Gradients that do not depend on the GPU count"): M micro-batch
