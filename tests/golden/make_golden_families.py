@@ -97,7 +97,7 @@ def to_type_hex(values, type_name):
 def exp_lite(x):
     """detred::specified::exp_float_lite as its header documents it, in binary32 operations each rounded once: k the
     nearest integer to x / ln2 (the 1.5 * 2^23 shift), r = (x - k c1) - k c2, e = (P(r) r^2 + r) + 1 with Cephes's
-    coefficients, then e * 2^(k/2) * 2^(k - k/2)."""
+    coefficients, then (e * 2^k1) * 2^(k - k1), k1 = floor(k / 2)."""
     x = F32(x)
     if not x >= F32(-104.0):
         return x if x != x else F32(0.0)
@@ -111,7 +111,7 @@ def exp_lite(x):
         p = p * r + F32(c)
     e = (p * (r * r) + r) + F32(1.0)
     k = int(k)
-    k1 = int(k / 2)  # truncation toward zero
+    k1 = k >> 1  # floor
     return (e * F32(2.0 ** k1)) * F32(2.0 ** (k - k1))
 
 

@@ -139,16 +139,20 @@ DETRED_HD inline float exp_float_fast(float x) {
 // where exp_float_fast needs about 30 binary64 ones: the GPU's binary64 rate is a half (H100) or less of its binary32
 // rate. Every operation is a binary32 +, -, * rounded once in the order written (no FMA), an exact conversion or an
 // exact scaling, so every backend gives the same bits.
-//   k = round(x / ln2) (ties to even: the 1.5 * 2^23 shift), r = (x - k c1) - k c2 with c1 = 0.693359375 (9 bits:
+//   k = x / ln2 rounded to an integer (the 1.5 * 2^23 shift), r = (x - k c1) - k c2 with c1 = 0.693359375 (9 bits:
 //   k c1 exact) and c2 = ln2 - c1 rounded, e^r = 1 + r + r^2 P(r) with Cephes's degree-5 minimax P for
-//   |r| <= ln2 / 2, then two exact-or-once-rounded scalings by 2^(k/2) and 2^(k - k/2).
+//   |r| <= ln2 / 2, then an exact scaling by 2^k1 and a once-rounded one by 2^(k - k1), k1 = floor(k / 2).
 // NaN for NaN, +0 below -104 (e^x below half the least subnormal), +Inf above 88.7228394 (the least binary32 whose
 // exponential rounds to +Inf), and exp_float_lite(0) == 1 exactly.
 constexpr DETRED_HD float exp_float_lite(float x) {
   if (!(x >= -104.0f)) return x != x ? x : 0.0f;
   if (x > 88.72283935546875f) return detred::bit_cast<float>(std::uint32_t{0x7f800000u});
-  const float t = x * 1.44269504088896341f;
-  const float k_real = (t + 12582912.0f) - 12582912.0f;  // the nearest integer to t, |t| < 2^22
+  // k: x / ln2 rounded to an integer by adding 1.5 * 2^23 (the sum lies in [2^23, 2^24), where floats are integers);
+  // read back from the sum's bits, exactly k_real.
+  constexpr float shifter = 12582912.0f;
+  const float shifted = x * 1.44269504088896341f + shifter;
+  const float k_real = shifted - shifter;
+  const int k = int(detred::bit_cast<std::uint32_t>(shifted) - detred::bit_cast<std::uint32_t>(shifter));  // = k_real
   const float r = (x - k_real * 0.693359375f) - k_real * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -157,7 +161,7 @@ constexpr DETRED_HD float exp_float_lite(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float e = (p * (r * r) + r) + 1.0f;
-  const int k = int(k_real), k1 = k / 2, k2 = k - k1;  // |k1|, |k2| <= 75: normal powers of two
+  const int k1 = k >> 1, k2 = k - k1;  // -75 <= k1, k2 <= 64: normal powers of two, e 2^k1 exact
   const float scale1 = detred::bit_cast<float>(std::uint32_t(k1 + 127) << 23);
   const float scale2 = detred::bit_cast<float>(std::uint32_t(k2 + 127) << 23);
   return (e * scale1) * scale2;
