@@ -4,9 +4,11 @@
 //
 // A Communicator is an NCCL communicator made from a unique id (the caller passes it through its own process
 // group: detred.torch.distributed does it with torch.distributed) plus detred's context for it. Every collective
-// runs on the input framework's current stream of the communicator's device, without a host synchronisation (unless
-// check_arguments, which costs a small round trip), with the element-wise contract of the C++ headers: out[e] the sum
-// of the P ranks' values in rank order (method="tree": the canonical order over ranks; "exact": correctly rounded).
+// runs on the input framework's current stream of the communicator's device, without a host synchronisation (the
+// argument check runs on the device past the first call: a mismatch gives NaN and is raised as ValueError by the
+// next call or by synchronize(); include/detred/nccl/all_reduce.hpp, "Argument check"), with the element-wise contract
+// of the C++ headers: out[e] the sum of the P ranks' values in rank order (method="tree": the canonical order over
+// ranks; "exact": correctly rounded).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nccl.h>
@@ -60,6 +62,22 @@ class communicator {
       (void)ncclCommDestroy(comm_);
       comm_ = nullptr;
     }
+  }
+
+  // Waits for this communicator's calls and raises what the device argument check found.
+  void synchronize() {
+    nccl::context& ctx = live();
+    int previous = 0;
+    cuda_backend::check(cudaGetDevice(&previous), "cudaGetDevice");
+    cuda_backend::check(cudaSetDevice(device_), "cudaSetDevice");
+    try {
+      nb::gil_scoped_release release;
+      ctx.synchronize(nullptr);
+    } catch (...) {
+      (void)cudaSetDevice(previous);
+      throw;
+    }
+    (void)cudaSetDevice(previous);
   }
 
   int rank() const { return live().rank(); }
@@ -205,5 +223,8 @@ NB_MODULE(_nccl, m) {
            "check_arguments"_a = true,
            "out = the reduce of every rank's micro-batch rows (x: [rows, n]) in global order: the same bits for "
            "every rank count that splits the micro-batches evenly (tree) or any split (exact).")
+      .def("synchronize", &py::communicator::synchronize,
+           "Waits for this communicator's calls; raises ValueError when the ranks' calls differed (found on the "
+           "device, whose outputs of that call are NaN): the communicator has then failed and must be closed.")
       .def("close", &py::communicator::close, "Destroys the communicator (also when the object dies).");
 }
