@@ -396,6 +396,11 @@ void softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d
   if (detail::row_call_prologue(d_workspace, workspace_bytes, d_x, {}, shape, what)) return;
   if (detail::rows_read_input(shape)) detail::check_pointer(d_out, what, "d_out");
   if (shape.rows == 0) return;
+  if (detail::block_rows_apply<T>(d_x, d_out, shape)) {
+    detail::launch_block_row_logsumexp(d_x, shape, detail::softmax_to_elements<T>{d_out}, stream, options);
+    check(cudaGetLastError(), what);
+    return;
+  }
   const int threads = detail::row_threads(options);
   const unsigned grid = detail::row_grid(shape.rows, options, threads);
   const bool aligned = detail::rows_aligned<T>(d_x, shape.stride);

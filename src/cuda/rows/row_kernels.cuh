@@ -17,6 +17,7 @@
 #include "detred/cuda/workspace.hpp"
 #include "detred/errors.hpp"
 #include "detred/rows.hpp"
+#include "src/cuda/rows/block_row_logsumexp.cuh"
 #include "src/cuda/rows/row_logsumexp.cuh"
 
 namespace detred::cuda::detail {
@@ -182,6 +183,11 @@ void row_logsumexp(void* d_workspace, std::size_t& workspace_bytes, const T* d_x
   detail::check_single_method(options, what);
   if (detail::row_call_prologue(d_workspace, workspace_bytes, d_x, {{d_out, "d_out"}}, shape, what)) return;
   if (shape.rows == 0) return;
+  if (detail::block_rows_apply<T>(d_x, nullptr, shape)) {
+    detail::launch_block_row_logsumexp(d_x, shape, detail::logsumexp_to_rows{d_out}, stream, options);
+    check(cudaGetLastError(), what);
+    return;
+  }
   const bool aligned = detail::rows_aligned<T>(d_x, shape.stride), tiles = detail::rows_may_have_tiles<T>(shape);
   const int threads = detail::row_threads(options);
   const dim3 g{detail::row_grid(shape.rows, options, threads)}, b{unsigned(threads)};

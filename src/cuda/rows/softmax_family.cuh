@@ -166,6 +166,11 @@ void log_softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const 
   if (detail::softmax_family_prologue(d_workspace, workspace_bytes, shape, options, {{d_x, "d_x"}, {d_out, "d_out"}},
                                       {}, what))
     return;
+  if (shape.rows > 0 && detail::block_rows_apply<T>(d_x, d_out, shape)) {
+    detail::launch_block_row_logsumexp(d_x, shape, detail::log_softmax_to_elements<T>{d_out}, stream, options);
+    check(cudaGetLastError(), what);
+    return;
+  }
   detail::launch_softmax_family<detail::softmax_kind::log_softmax_forward, T>(d_x, nullptr, d_out, shape, stream,
                                                                               options, what);
 }

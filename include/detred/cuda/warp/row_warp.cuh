@@ -147,11 +147,11 @@ __device__ __forceinline__ void push_tail_blocks(const T* __restrict__ tail, std
     if ((r >> k) & 1) counter.push(detail::shuffle_from(small[k], r >> lv), k);
 }
 
-// Pushes the root of one full segment (32 lanes x one 16-byte vector, `raw` this lane's, starting at row index
-// `first`): the lane tree, then a 5-level butterfly (lower lanes on the left), at level lane_level + 5.
+// The root of one full segment (32 lanes x one 16-byte vector, `raw` this lane's, starting at row index `first`), a
+// complete subtree at level lane_level + 5, in every lane: the lane tree, then a 5-level butterfly (lower lanes on the
+// left).
 template <class Acc, class T, class Leaf>
-__device__ __forceinline__ void push_segment_root(const uint4& raw, std::uint64_t first, const Leaf& leaf,
-                                                  warp_counter<Acc>& counter) {
+__device__ __forceinline__ Acc warp_segment_root(const uint4& raw, std::uint64_t first, const Leaf& leaf) {
   constexpr int V = tile_shape<T>::vector_elements;
   const int lane = threadIdx.x & 31;
   Acc node[V];
@@ -162,26 +162,25 @@ __device__ __forceinline__ void push_segment_root(const uint4& raw, std::uint64_
     const Acc other = detail::shuffle_xor(v, 1 << level);
     v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
   }
-  counter.push(v, tile_shape<T>::lane_level + 5);
+  return v;
 }
 
-// The canonical root of leaf(row[i], i) for i in [0, n) (Acc{} for n = 0), returned in every lane; all 32 lanes call it
-// with the same row and n. Aligned: row is 16-byte aligned (vector loads). Tiles = false reads every row by segments
-// (the same bits: a tile is 32 segments' complete tree), leaving out the tile path and its 128 registers of loads in
-// flight, so that more warps fit on a multiprocessor: the choice for short rows.
-template <class Acc, class T, bool Aligned, class Leaf, bool Tiles = true>
-__device__ Acc warp_row_root(const T* __restrict__ row, std::uint64_t n, const Leaf& leaf) {
+// Pushes the root of one full segment (warp_segment_root) at its level.
+template <class Acc, class T, class Leaf>
+__device__ __forceinline__ void push_segment_root(const uint4& raw, std::uint64_t first, const Leaf& leaf,
+                                                  warp_counter<Acc>& counter) {
+  counter.push(warp_segment_root<Acc, T>(raw, first, leaf), tile_shape<T>::lane_level + 5);
+}
+
+// Pushes the roots of row[at, n) into counter, read as full segments and then the tail: the part of warp_row_root after
+// its tiles. `at` is a multiple of 32 V and every level below counter's next push is empty (at is a multiple of the
+// largest block pushed so far), so that the counter ends holding the canonical decomposition of [0, n). Warp-uniform.
+template <class Acc, class T, bool Aligned, class Leaf>
+__device__ __forceinline__ void push_segments_and_tail(const T* __restrict__ row, std::uint64_t at, std::uint64_t n,
+                                                       const Leaf& leaf, warp_counter<Acc>& counter) {
   constexpr int V = tile_shape<T>::vector_elements;
-  constexpr int tile_level = tile_shape<T>::tile_level;
   constexpr std::uint64_t segment = 32 * V;
   const int lane = threadIdx.x & 31;
-  warp_counter<Acc> counter;
-  const std::uint64_t tiles = Tiles ? n >> tile_level : 0;
-  if constexpr (Tiles) {
-    for (std::uint64_t t = 0; t < tiles; ++t)
-      counter.push(warp_tile_root_of<Acc, T, Aligned>(row + (t << tile_level), t << tile_level, leaf), tile_level);
-  }
-  std::uint64_t at = tiles << tile_level;
   const int segments = int((n - at) / segment);
   for (int s0 = 0; s0 < segments; s0 += 8) {
     uint4 raw[8];
@@ -195,6 +194,22 @@ __device__ Acc warp_row_root(const T* __restrict__ row, std::uint64_t n, const L
   at += std::uint64_t(segments) * segment;
   const int r = int(n - at);
   if (r > 0) push_tail_blocks<Acc, T>(row + at, at, r, leaf, counter);
+}
+
+// The canonical root of leaf(row[i], i) for i in [0, n) (Acc{} for n = 0), returned in every lane; all 32 lanes call it
+// with the same row and n. Aligned: row is 16-byte aligned (vector loads). Tiles = false reads every row by segments
+// (the same bits: a tile is 32 segments' complete tree), leaving out the tile path and its 128 registers of loads in
+// flight, so that more warps fit on a multiprocessor: the choice for short rows.
+template <class Acc, class T, bool Aligned, class Leaf, bool Tiles = true>
+__device__ Acc warp_row_root(const T* __restrict__ row, std::uint64_t n, const Leaf& leaf) {
+  constexpr int tile_level = tile_shape<T>::tile_level;
+  warp_counter<Acc> counter;
+  const std::uint64_t tiles = Tiles ? n >> tile_level : 0;
+  if constexpr (Tiles) {
+    for (std::uint64_t t = 0; t < tiles; ++t)
+      counter.push(warp_tile_root_of<Acc, T, Aligned>(row + (t << tile_level), t << tile_level, leaf), tile_level);
+  }
+  push_segments_and_tail<Acc, T, Aligned>(row, tiles << tile_level, n, leaf, counter);
   return counter.fold();
 }
 
