@@ -329,3 +329,65 @@ TYPED_TEST(ScatterCuda, SegmentsAndRunsEqualTheCpu) {
 }
 
 }  // namespace
+
+// Segments starting at every element offset from a 16-byte boundary, of lengths around the segment, tile and tail
+// edges (a last aligned vector that reaches past the segment), through the shifted 16-byte loads of
+// unaligned_row_root: the CPU's canonical bits (docs/SCATTER.md, "On the GPU").
+TYPED_TEST(ScatterCuda, SegmentsAtEveryStartOffsetEqualTheCpu) {
+  DETRED_SCATTER_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  using R = scatter_output_t<T>;
+  constexpr std::int64_t V = 16 / sizeof(T), seg = 32 * V, tile = 1024 * V;
+  const std::vector<std::int64_t> lengths = {0,
+                                             1,
+                                             2,
+                                             V - 1,
+                                             V,
+                                             V + 1,
+                                             seg - 1,
+                                             seg,
+                                             seg + 1,
+                                             seg + V - 1,
+                                             2 * seg,
+                                             9 * seg + 3,
+                                             tile - 1,
+                                             tile,
+                                             tile + 1,
+                                             tile + V - 1,
+                                             tile + seg + 2,
+                                             2 * tile + V + 1,
+                                             3 * tile - 2};
+  std::vector<std::int64_t> offsets{0};
+  for (std::int64_t start = 0; start < V; ++start)
+    for (std::int64_t length : lengths) {
+      // A filler segment brings the next start to `start` modulo V.
+      offsets.push_back(offsets.back() + (start - offsets.back() % V + V) % V);
+      offsets.push_back(offsets.back() + length);
+    }
+  const std::uint64_t segments = offsets.size() - 1, n = std::uint64_t(offsets.back());
+  std::mt19937_64 rng(12);
+  for (int vk : {0, 1, 3}) {
+    const auto values = make_values<T>(n, vk, rng);
+    buffer<T> v(values);
+    buffer<std::int64_t> off(offsets);
+    for (auto method : {detred::sum_method::tree, detred::sum_method::exact}) {
+      std::vector<R> want(segments);
+      detred::segment_sum(values.data(), offsets.data(), want.data(), segments, method);
+      for (int threads : {0, 64}) {
+        buffer<R> out(segments);
+        std::size_t bytes = detred::cuda::min_workspace_bytes;
+        detred::cuda::segment_sum(reinterpret_cast<void*>(1), bytes, v.ptr, off.ptr, out.ptr, segments, nullptr,
+                                  {method, threads});
+        const auto got = out.host();
+        const std::size_t bad = count_differences(got, want);
+        EXPECT_EQ(bad, 0u) << "values " << vk << " threads " << threads;
+        for (std::uint64_t s = 0; s < segments && bad != 0; ++s)
+          if (detred::bits_of(got[s]) != detred::bits_of(want[s])) {
+            ADD_FAILURE() << "first difference: segment " << s << " start " << offsets[s] << " length "
+                          << offsets[s + 1] - offsets[s];
+            break;
+          }
+      }
+    }
+  }
+}
