@@ -74,6 +74,11 @@ inline constexpr std::uint64_t descriptor_stops = std::uint64_t{1} << 63;
 
 // Waits for every peer's descriptor of this call (in this rank's window) and returns the lowest peer whose descriptor
 // differs from this rank's, its words in `theirs`, or -1; `every_stop`: whether every peer's call stops (one thread).
+// A peer that publishes without waiting (a withdrawn call, or every call of a failed context) can run ahead and write
+// the slot of call s + 2 over that of call s before this rank has read it. The wait therefore ends at any sequence
+// number not older than this call's; a newer one (or one that changes while the words are read) is a mismatch, reported
+// as a withdrawal: a peer gets ahead only by withdrawing, so the contexts fail either way, and nothing waits for a
+// descriptor that can no longer arrive.
 __device__ __forceinline__ int first_mismatch(const peer_check& c, char* mine, int me, int P, std::uint64_t* theirs,
                                               bool* every_stop = nullptr) {
   int bad = -1;
@@ -82,9 +87,19 @@ __device__ __forceinline__ int first_mismatch(const peer_check& c, char* mine, i
     if (r == me) continue;
     std::uint64_t* slot = descriptor_slot(mine, c, r);
     ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system> sequence(slot[0]);
-    while (sequence.load(::cuda::memory_order_acquire) != c.words[0]) __nanosleep(20);
+    std::uint64_t seen = sequence.load(::cuda::memory_order_acquire);
+    while (std::int64_t(seen - c.words[0]) < 0) {
+      __nanosleep(20);
+      seen = sequence.load(::cuda::memory_order_acquire);
+    }
     const volatile std::uint64_t* v = slot;
-    const std::uint64_t w1 = v[1], w2 = v[2], w3 = v[3];
+    std::uint64_t w1 = v[1], w2 = v[2], w3 = v[3];
+    __threadfence_system();  // the words are read before the sequence number is read again
+    if (seen != c.words[0] || sequence.load(::cuda::memory_order_acquire) != seen) {
+      w1 = 0;
+      w2 = withdrawn_operation;
+      w3 = 0;
+    }
     stops = stops && (w2 & descriptor_stops) != 0;
     if (bad < 0 && (w1 != c.words[1] || w2 != c.words[2] || w3 != c.words[3])) {
       bad = r;
