@@ -21,6 +21,9 @@
 #                and two-shot, shards, sums on 1, 2, 4 GPUs) and on 2 (bars sizes shards), each followed by the NCCL-only
 #                sizes pinned in a process of its own; where carry/pydetred.tar.xz is carried (scripts/python-carry.sh
 #                after gpu-carry.sh nccl4), python/tests/test_torch_distributed.py on 4 GPUs. Log: nccl4.txt
+#   nccl4-quick  the 4-GPU check in under 300 s: test_nccl's 4-GPU tests and NcclErrors with all GPUs visible, its
+#                2-GPU tests and NcclErrors under CUDA_VISIBLE_DEVICES=2,3, bench_nccl 30 bars sizes shards on all GPUs.
+#                Log: nccl4-quick.txt
 #   all          tests, bars, and nccl where two GPUs are visible
 #
 # Output: one log per suite under $OUT (tests.txt, bars-sum.txt, ..., nccl.txt) and summary.txt, a line per step
@@ -224,11 +227,26 @@ suite_nccl4() {
   fi
 }
 
-[ $# -gt 0 ] || { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+suite_nccl4_quick() {
+  local log=$OUT/nccl4-quick.txt
+  header "$log"
+  echo "NCCL library: ${nccl_lib:-libnccl.so.2 from the system}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; GPUs: $gpus" >>"$log"
+  if have test_nccl; then
+    step "$log" 90 "test_nccl 4-GPU tests and NcclErrors ($gpus GPUs visible)" "$BIN/test_nccl" \
+      --gtest_filter='*Four*:NcclErrors.*'
+    [ "$gpus" -lt 4 ] || step "$log" 60 "test_nccl 2-GPU tests and NcclErrors (CUDA_VISIBLE_DEVICES=2,3)" \
+      env CUDA_VISIBLE_DEVICES=2,3 "$BIN/test_nccl" --gtest_filter='*Two*:NcclErrors.*'
+  fi
+  if have bench_nccl; then
+    step "$log" 120 "bench_nccl 30 bars sizes shards ($gpus GPUs)" "$BIN/bench_nccl" 30 bars sizes shards
+  fi
+}
+
+[ $# -gt 0 ] || { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 suites=()
 for s in "$@"; do
   case $s in
-    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | bars-scatter | nccl | nccl4) suites+=("$s") ;;
+    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | bars-scatter | nccl | nccl4 | nccl4-quick) suites+=("$s") ;;
     bars) suites+=(bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter) ;;
     all)
       suites+=(tests bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter)
