@@ -80,10 +80,16 @@ constexpr DETRED_HD float rmsnorm_dweight_leaf(T dy, T x, float rstd) {
 }
 // Softmax: e / s, e = exp_float_lite(x - m) (the row's log-sum-exp leaf of x: the same bits) and (m, s) the row's
 // log-sum-exp passes; NaN (canonical) throughout a row whose maximum m is not finite.
+// softmax_of_term is the same from the term e itself (kernels that keep the row's terms).
+template <class T>
+constexpr DETRED_HD T softmax_of_term(float e, const logsumexp_parts<float>& parts) {
+  if (!is_finite(parts.max)) return from_float<T>(canonical_nan<float>());
+  return from_float<T>(canonicalize_nan(e / parts.sum));
+}
 template <class T>
 constexpr DETRED_HD T softmax_value(T x, const logsumexp_parts<float>& parts) {
   if (!is_finite(parts.max)) return from_float<T>(canonical_nan<float>());
-  return from_float<T>(canonicalize_nan(specified::exp_float_lite(widen<float>(x) - parts.max) / parts.sum));
+  return softmax_of_term<T>(specified::exp_float_lite(widen<float>(x) - parts.max), parts);
 }
 
 }  // namespace detred::norms

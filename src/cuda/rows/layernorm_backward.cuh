@@ -60,6 +60,60 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// Register-resident dx (rows of at most Segs full segments plus a tail, every array 16-byte aligned): dy and x are
+// read once into registers, the two row sums taken from there (norms::layernorm_backward_leaf's leaves, the same
+// order: registers_leaves_root) and dx written from there.
+template <class T, int Segs>
+__global__ void __launch_bounds__(256)
+    layernorm_dx_registers_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,
+                                  const float* __restrict__ mean, const float* __restrict__ rstd, std::uint64_t rows,
+                                  std::uint64_t c, std::uint64_t stride, T* __restrict__ dx) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  const int segments = int(c / (32 * V));
+  const std::uint64_t at = std::uint64_t(segments) * 32 * V;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const T* g = dy + t * stride;
+    const T* xr = x + t * stride;
+    const float m = mean[t], rs = rstd[t];
+    uint4 rdy[Segs], rx[Segs];
+    load_row_segments<T, Segs>(g, segments, rdy);
+    load_row_segments<T, Segs>(xr, segments, rx);
+    const auto make = [&](int s, norms::sum_pair(&node)[V]) {
+      T ed[V], ex[V], ew[V];
+      std::memcpy(ed, &rdy[s], sizeof(ed));
+      std::memcpy(ex, &rx[s], sizeof(ex));
+      load_vector(w + std::uint64_t(s * 32 + lane) * V, ew);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const float gk = widen<float>(ew[k]) * widen<float>(ed[k]);
+        node[k] = norms::sum_pair{gk, gk * norms::layernorm_xhat(widen<float>(ex[k]), m, rs)};
+      }
+    };
+    const norms::sum_pair sums =
+        registers_leaves_root<norms::sum_pair, T, Segs>(make, g, c, norms::layernorm_backward_leaf<T>{w, xr, m, rs});
+    const float mean_g = sums.first / float(c), mean_gxhat = sums.second / float(c);
+    T* o = dx + t * stride;
+#pragma unroll
+    for (int s = 0; s < Segs; ++s) {
+      if (s < segments) {
+        const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
+        T ed[V], ex[V], ew[V], eo[V];
+        std::memcpy(ed, &rdy[s], sizeof(ed));
+        std::memcpy(ex, &rx[s], sizeof(ex));
+        load_vector(w + i, ew);
+#pragma unroll
+        for (int k = 0; k < V; ++k) eo[k] = norms::layernorm_dx(ed[k], ex[k], ew[k], m, rs, mean_g, mean_gxhat);
+        store_vector(o + i, eo);
+      }
+    }
+    for (std::uint64_t i = at + lane; i < c; i += 32)
+      o[i] = norms::layernorm_dx(g[i], xr[i], w[i], m, rs, mean_g, mean_gxhat);
+  }
+}
+
 // The dweight leaves dy xhat of row t, CW columns at a time.
 template <class T>
 struct layernorm_dweight_columns {
@@ -112,7 +166,14 @@ void layernorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T
     const unsigned grid = detail::row_grid(rows, options, threads);
     const bool aligned = detail::rows_aligned<T>(d_dy, stride) && detail::rows_aligned<T>(d_x, stride) &&
                          detail::rows_aligned<T>(d_dx, stride) && detail::rows_aligned<T>(d_weight, 0);
-    if (aligned)
+    const int segs = aligned ? detail::backward_register_segments<T>(c) : 0;
+    if (segs == 8)
+      detail::layernorm_dx_registers_kernel<T, 8>
+          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx);
+    else if (segs == 16)
+      detail::layernorm_dx_registers_kernel<T, 16>
+          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx);
+    else if (aligned)
       detail::layernorm_dx_kernel<T, true>
           <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx);
     else

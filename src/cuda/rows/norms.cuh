@@ -18,6 +18,7 @@
 #include "detred/norms.hpp"
 #include "src/cuda/rows/columns.cuh"
 #include "src/cuda/rows/row_kernels.cuh"
+#include "src/cuda/rows/warp_resident_softmax.cuh"
 
 namespace detred::cuda::detail {
 
@@ -225,6 +226,108 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// The canonical root of a row whose full segments' leaves each lane computes from registers: make(s, node) fills
+// node[0..V) with the leaves of the row's elements (s * 32 + lane) * V + k of full segment s; the tail (c mod 32 V
+// elements) takes tail_leaf(tail_row[i], i) from memory. The same operations in the same order as
+// warp_registers_row_root (a row of exactly Segs segments as one transpose-reduction, otherwise segment roots through
+// the butterfly and the counter), so the bits of warp_row_root with the equivalent leaf; what it saves is the
+// element-by-element reads of a leaf's second and third arrays (x and weight in the backward passes).
+template <class Acc, class T, int Segs, class Make, class TailLeaf>
+__device__ __forceinline__ Acc registers_leaves_root(const Make& make, const T* __restrict__ tail_row, std::uint64_t c,
+                                                     const TailLeaf& tail_leaf) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  constexpr std::uint64_t segment = 32 * V;
+  const int lane = threadIdx.x & 31;
+  const int segments = int(c / segment);
+  if (c == std::uint64_t(Segs) * segment) {
+    Acc v[Segs];
+#pragma unroll
+    for (int s = 0; s < Segs; ++s) {
+      Acc node[V];
+      make(s, node);
+      v[s] = lane_tree<Acc, V>(node);
+    }
+    return warp_rows_root<Segs>(v);
+  }
+  warp_counter<Acc> counter;
+#pragma unroll
+  for (int s = 0; s < Segs; ++s) {
+    if (s < segments) {
+      Acc node[V];
+      make(s, node);
+      Acc v = lane_tree<Acc, V>(node);
+#pragma unroll
+      for (int level = 0; level < 5; ++level) {
+        const Acc other = detail::shuffle_xor(v, 1 << level);
+        v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
+      }
+      counter.push(v, tile_shape<T>::lane_level + 5);
+    }
+  }
+  const std::uint64_t at = std::uint64_t(segments) * segment;
+  const int r = int(c - at);
+  if (r > 0) push_tail_blocks<Acc, T>(tail_row + at, at, r, tail_leaf, counter);
+  return counter.fold();
+}
+
+// Register-resident rmsnorm dx (rows of at most Segs full segments plus a tail, every array 16-byte aligned): dy and
+// x are read once into registers, the dot sum(w dy x) taken from there (norms::weighted_dot_leaf's leaves, the same
+// order) and dx written from there.
+template <class T, int Segs>
+__global__ void __launch_bounds__(256)
+    rmsnorm_dx_registers_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,
+                                const float* __restrict__ rstd, std::uint64_t rows, std::uint64_t c,
+                                T* __restrict__ dx) {
+  using Acc = plain_accumulator<float>;
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  const int segments = int(c / (32 * V));
+  const std::uint64_t at = std::uint64_t(segments) * 32 * V;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const T* g = dy + t * c;
+    const T* xr = x + t * c;
+    uint4 rdy[Segs], rx[Segs];
+    load_row_segments<T, Segs>(g, segments, rdy);
+    load_row_segments<T, Segs>(xr, segments, rx);
+    const auto make = [&](int s, Acc(&node)[V]) {
+      T ed[V], ex[V], ew[V];
+      std::memcpy(ed, &rdy[s], sizeof(ed));
+      std::memcpy(ex, &rx[s], sizeof(ex));
+      load_vector(w + std::uint64_t(s * 32 + lane) * V, ew);
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        node[k] = Acc::from_value((widen<float>(ew[k]) * widen<float>(ed[k])) * widen<float>(ex[k]));
+    };
+    const float dot = registers_leaves_root<Acc, T, Segs>(make, g, c, norms::weighted_dot_leaf<T>{w, xr}).result();
+    const float rs = rstd[t];
+    const float k = norms::rmsnorm_backward_k(rs, dot, c);
+    T* o = dx + t * c;
+#pragma unroll
+    for (int s = 0; s < Segs; ++s) {
+      if (s < segments) {
+        const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
+        T ed[V], ex[V], ew[V], eo[V];
+        std::memcpy(ed, &rdy[s], sizeof(ed));
+        std::memcpy(ex, &rx[s], sizeof(ex));
+        load_vector(w + i, ew);
+#pragma unroll
+        for (int e = 0; e < V; ++e) eo[e] = norms::rmsnorm_dx(ed[e], ex[e], ew[e], rs, k);
+        store_vector(o + i, eo);
+      }
+    }
+    for (std::uint64_t i = at + lane; i < c; i += 32) o[i] = norms::rmsnorm_dx(g[i], xr[i], w[i], rs, k);
+  }
+}
+
+// The backward kernels' register capacity: 8 or 16 segments of two arrays (dy and x), 0 (streaming) beyond.
+template <class T>
+int backward_register_segments(std::uint64_t c) {
+  const int segs = register_segments<T>(c);
+  return segs <= 16 ? segs : 0;
+}
+
 // The dweight leaves: (dy x) rstd_t, CW columns at a time.
 template <class T>
 struct dweight_columns {
@@ -377,7 +480,16 @@ void rmsnorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T* 
   if (rows > 0) {
     const int threads = detail::row_threads(options);
     const unsigned grid = detail::row_grid(rows, options, threads);
-    if (detail::rows_aligned<T>(d_dy, c))
+    const bool all_aligned = detail::rows_aligned<T>(d_dy, c) && detail::rows_aligned<T>(d_x, c) &&
+                             detail::rows_aligned<T>(d_weight, 0) && detail::rows_aligned<T>(d_dx, c);
+    const int segs = all_aligned ? detail::backward_register_segments<T>(c) : 0;
+    if (segs == 8)
+      detail::rmsnorm_dx_registers_kernel<T, 8>
+          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
+    else if (segs == 16)
+      detail::rmsnorm_dx_registers_kernel<T, 16>
+          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
+    else if (detail::rows_aligned<T>(d_dy, c))
       detail::rmsnorm_dx_kernel<T, true><<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
     else
       detail::rmsnorm_dx_kernel<T, false><<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
@@ -396,6 +508,13 @@ void softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d
   if (detail::row_call_prologue(d_workspace, workspace_bytes, d_x, {}, shape, what)) return;
   if (detail::rows_read_input(shape)) detail::check_pointer(d_out, what, "d_out");
   if (shape.rows == 0) return;
+  if (detail::warp_resident_softmax_applies<T>(d_x, d_out, shape)) {
+    const int threads = detail::row_threads(options);
+    detail::warp_resident_softmax_kernel<T>
+        <<<detail::row_grid(shape.rows, options, threads), threads, 0, stream>>>(d_x, shape, d_out);
+    check(cudaGetLastError(), what);
+    return;
+  }
   if (detail::block_rows_apply<T>(d_x, d_out, shape)) {
     detail::launch_block_row_logsumexp(d_x, shape, detail::softmax_to_elements<T>{d_out}, stream, options);
     check(cudaGetLastError(), what);

@@ -1,0 +1,127 @@
+// Softmax of short rows (at most warp_softmax_capacity<T> elements: 1024) held in registers by one warp, one row at a
+// time: the causal attention shape. The row is read once, its exponentials exp_float_lite(x - max) computed once and
+// kept for the outputs e / sum (where the warp kernel of norms.cuh computes each twice and reads the row three times).
+//
+// The bits are softmax_kernel's, so the CPU's: the maximum is exact (any grouping); the sum pushes the full segments'
+// roots in order into a warp counter (each the lane tree over the lane's V leaves and a 5-level butterfly, lower lanes
+// on the left: warp_segment_root's tree, over the kept exponentials) and then the tail's blocks by push_tail_blocks
+// (its leaves recomputed from memory: the same function of the same values), which is warp_row_root's decomposition
+// of the row; and every output is softmax_value's expression of the same term.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "detred/cuda/warp/row_warp.cuh"
+#include "detred/cuda/warp/warp_tile.cuh"
+#include "detred/rows.hpp"
+#include "detred/rows/norm_formulas.hpp"
+#include "detred/rows/row_accumulators.hpp"
+
+namespace detred::cuda::detail {
+
+// K: the 16-byte vectors a lane holds; rows of up to 32 V K = 1024 elements.
+template <class T>
+inline constexpr int warp_softmax_vectors = sizeof(T) == 4 ? 8 : 4;
+template <class T>
+inline constexpr std::uint64_t warp_softmax_capacity =
+    std::uint64_t(32) * tile_shape<T>::vector_elements* warp_softmax_vectors<T>;
+
+// One warp a row (grid-stride over rows); every row 16-byte aligned and at most warp_softmax_capacity<T> long.
+template <class T>
+__global__ void __launch_bounds__(256)
+    warp_resident_softmax_kernel(const T* __restrict__ x, row_shape shape, T* __restrict__ out) {
+  constexpr int V = tile_shape<T>::vector_elements, K = warp_softmax_vectors<T>;
+  constexpr std::uint64_t segment = 32 * V;
+  using Acc = plain_accumulator<float>;
+  const int lane = threadIdx.x & 31;
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t r = warp; r < shape.rows; r += warps) {
+    const T* row = x + r * shape.stride;
+    T* o = out + r * shape.stride;
+    const std::uint64_t n = shape.length(r);
+    const int full = int(n / segment), rest = int(n % segment);
+    // The row, widened: full segments as vectors, the partial one element by element, -Inf past the row.
+    float v[K][V];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (k < full) {
+        T e[V];
+        const uint4 raw = __ldg(reinterpret_cast<const uint4*>(row + k * segment + lane * V));
+        std::memcpy(e, &raw, sizeof(raw));
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[k][j] = widen<float>(e[j]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const int i = k * int(segment) + lane * V + j;
+          v[k][j] = k == full && i < int(n) ? widen<float>(row[i]) : minus_infinity<float>();
+        }
+      }
+    }
+    float m = minus_infinity<float>();
+    bool nan = false;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) m = fmaxf(m, v[k][j]), nan |= v[k][j] != v[k][j];
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    logsumexp_parts<float> parts{__any_sync(0xffffffffu, nan) ? canonical_nan<float>() : m, negative_zero<float>()};
+    if (is_finite(parts.max)) {
+      warp_counter<Acc> counter;
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        if (k < full) {
+          Acc node[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            v[k][j] = specified::exp_float_lite(v[k][j] - parts.max);  // shifted_exp_leaf's term, kept
+            node[j] = Acc::from_value(v[k][j]);
+          }
+          Acc root = lane_tree<Acc, V>(node);
+#pragma unroll
+          for (int level = 0; level < 5; ++level) {
+            const Acc other = shuffle_xor(root, 1 << level);
+            root = (lane >> level) & 1 ? merged(other, root) : merged(root, other);
+          }
+          counter.push(root, tile_shape<T>::lane_level + 5);
+        }
+      }
+      if (rest > 0)
+        push_tail_blocks<Acc, T>(row + full * segment, full * segment, rest, shifted_exp_leaf<float>{parts.max},
+                                 counter);
+      parts.sum = counter.fold().result();
+    }
+    // The outputs: the kept terms of the full segments, softmax_value for the partial one.
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (k < full) {
+        T y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) y[j] = norms::softmax_of_term<T>(v[k][j], parts);
+        uint4 packed;
+        std::memcpy(&packed, y, sizeof(packed));
+        *reinterpret_cast<uint4*>(o + k * segment + lane * V) = packed;
+      } else if (k == full) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const int i = k * int(segment) + lane * V + j;
+          if (i < int(n)) o[i] = norms::softmax_value(row[i], parts);
+        }
+      }
+    }
+  }
+}
+
+// Whether warp_resident_softmax_kernel takes a launch: x and out 16-byte aligned, every row at most its capacity.
+template <class T>
+bool warp_resident_softmax_applies(const void* x, const void* out, const row_shape& shape) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
+                       reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && (shape.stride * sizeof(T)) % 16 == 0;
+  return aligned && shape.cols > 0 && shape.cols <= warp_softmax_capacity<T>;
+}
+
+}  // namespace detred::cuda::detail
