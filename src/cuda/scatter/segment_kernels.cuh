@@ -1,8 +1,7 @@
 // The segmented sums (segment_sum, reduce_by_key): one warp a segment, grid-stride over segments.
 //   canonical (sum_method::tree): warp_row_root (include/detred/cuda/warp/row_warp.cuh) over the segment, the
-//     canonical order of its length: the bits of detred::row_sum and of the CPU twin, batch-invariant; a segment
-//     starting off a 16-byte boundary by unaligned_row_root (the same lane vectors from shifted 16-byte loads, the
-//     same bits); two launches, the segments shorter than a warp tile by the tile-free root, then the others;
+//     canonical order of its length: the bits of detred::row_sum and of the CPU twin, batch-invariant; two launches,
+//     the segments shorter than a warp tile by the tile-free root, then the others;
 //   exact: each lane adds its elements (lane, lane + 32, ...) into its own exact_accumulator; the 32 normalised
 //     states are summed limb by limb (integers, exact) and lane 0 rounds once: correctly rounded.
 #pragma once
@@ -15,7 +14,6 @@
 #include "detred/accumulators/plain.hpp"
 #include "detred/cuda/warp/row_warp.cuh"
 #include "detred/rows.hpp"
-#include "src/cuda/scatter/unaligned_row_root.cuh"
 
 namespace detred::cuda::detail {
 
@@ -86,14 +84,9 @@ __global__ void __launch_bounds__(256)
       constexpr bool tiles = Pass == segment_pass::canonical_long;
       if ((len >= tile) != tiles) continue;  // warp-uniform: the other pass's segment
       using Acc = plain_accumulator<R>;
-      const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(x);
-      Acc root;
-      if ((address & 15) == 0)
-        root = warp_row_root<Acc, T, true, widened_leaf<Acc>, tiles>(x, len, widened_leaf<Acc>{});
-      else if (address % sizeof(T) == 0)
-        root = unaligned_row_root<Acc, T, widened_leaf<Acc>, tiles>(x, len, widened_leaf<Acc>{});
-      else
-        root = warp_row_root<Acc, T, false, widened_leaf<Acc>, tiles>(x, len, widened_leaf<Acc>{});
+      const Acc root = (reinterpret_cast<std::uintptr_t>(x) & 15) == 0
+                           ? warp_row_root<Acc, T, true, widened_leaf<Acc>, tiles>(x, len, widened_leaf<Acc>{})
+                           : warp_row_root<Acc, T, false, widened_leaf<Acc>, tiles>(x, len, widened_leaf<Acc>{});
       result = canonicalize_nan(root.result());
     }
     if ((threadIdx.x & 31) == 0) out[s] = result;
