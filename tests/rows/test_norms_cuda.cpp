@@ -90,7 +90,8 @@ void norms_equal_cpu(std::uint64_t rows, std::uint64_t c, const cuda::row_option
 
 TEST(NormsCuda, SameBitsAsTheCpuOverShapesAndLaunches) {
   SKIP_WITHOUT_GPU();
-  // 32768 and 70001: softmax's block-per-row kernel with every warp a region, and a row longer than the block's regions.
+  // 32768 and 70001: softmax's block-per-row kernel with every warp a region, and a row longer than the block's
+  // regions.
   for (std::uint64_t c : {1ull, 7ull, 64ull, 768ull, 1000ull, 4096ull, 8195ull, 32768ull, 70001ull}) {
     norms_equal_cpu<float>(c > 10000 ? 5 : 37, c, {});
     norms_equal_cpu<bfloat16>(c > 10000 ? 5 : 37, c, {});
