@@ -70,8 +70,9 @@ def layer_norm(x: torch.Tensor, normalized_shape: Sequence[int], weight: Optiona
 
 
 def softmax(x: torch.Tensor, dim: int = -1, *, causal: bool = False) -> torch.Tensor:
-    """exp(x - logsumexp(x, dim)). causal: x is [..., T, T], dim -1, and row i of each matrix keeps its first i + 1
-    entries (the rest are 0), as a softmax after a causal mask, reading only the kept entries."""
+    """exp(x - m) / sum(exp(x - m)) over dim, m the maximum. causal: x is [..., T, T], dim -1, and row i of each
+    matrix keeps its first i + 1 entries (the rest are 0), as a softmax after a causal mask, reading only the kept
+    entries."""
     if _ops.eager(x):
         _kernels.check_float(x)
         _ops.check_causal(x, dim, causal)
