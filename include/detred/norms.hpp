@@ -91,15 +91,18 @@ void rmsnorm_backward(const T* dy, const T* x, const T* weight, const float* rst
 // (the maximum, and the canonical sum of the same exp(x - m) terms; full, strided, per-row lengths or causal rows);
 // out has x's layout; entries past a row's length are not written. Error: the term's (under 1 ulp), the sum's
 // (row_sum's bound over terms in [0, 1]) and the division's rounding. A row whose maximum is not finite (a NaN, a
-// +Inf, or only -Inf) is NaN (canonical) throughout.
+// +Inf, or only -Inf) is NaN (canonical) throughout. fill_past_length: also write +0 into the entries
+// [length(r), cols) of every row (what a causal mask leaves; cuda::row_options::fill_past_length).
 template <class T>
-void softmax_forward(const T* x, T* out, const row_shape& shape) {
+void softmax_forward(const T* x, T* out, const row_shape& shape, bool fill_past_length = false) {
   detail::check_row_shape(shape, "softmax_forward");
   for (std::uint64_t r = 0; r < shape.rows; ++r) {
     const T* row = x + r * shape.stride;
     const std::uint64_t n = shape.length(r);
     const logsumexp_parts<float> parts = canonical_row_logsumexp<float>(row, n);
     for (std::uint64_t i = 0; i < n; ++i) out[r * shape.stride + i] = norms::softmax_value(row[i], parts);
+    if (fill_past_length)
+      for (std::uint64_t i = n; i < shape.cols; ++i) out[r * shape.stride + i] = norms::softmax_fill<T>();
   }
 }
 
@@ -140,15 +143,18 @@ void layernorm_backward(const T* dy, const T* x, const T* weight, const float* m
 // out[r, i] = x[r, i] - lse_r for i < shape.length(r), lse_r = row_logsumexp of row r (full, strided, per-row lengths
 // or causal rows); out has x's layout; entries past a row's length are not written. Error: |lse| error (row_logsumexp)
 // plus the roundings of the subtraction and of T. A NaN makes its row NaN; a row holding +Inf gives NaN at its +Inf
-// entries and -Inf elsewhere; an all -Inf row gives NaN (canonical NaN).
+// entries and -Inf elsewhere; an all -Inf row gives NaN (canonical NaN). fill_past_length: also write -Inf into the
+// entries [length(r), cols) of every row (as softmax_forward's).
 template <class T>
-void log_softmax_forward(const T* x, T* out, const row_shape& shape) {
+void log_softmax_forward(const T* x, T* out, const row_shape& shape, bool fill_past_length = false) {
   detail::check_row_shape(shape, "log_softmax_forward");
   for (std::uint64_t r = 0; r < shape.rows; ++r) {
     const T* row = x + r * shape.stride;
     const std::uint64_t n = shape.length(r);
     const float lse = canonical_row_logsumexp<float>(row, n).result();
     for (std::uint64_t i = 0; i < n; ++i) out[r * shape.stride + i] = norms::log_softmax_value(row[i], lse);
+    if (fill_past_length)
+      for (std::uint64_t i = n; i < shape.cols; ++i) out[r * shape.stride + i] = norms::log_softmax_fill<T>();
   }
 }
 

@@ -253,17 +253,20 @@ void softmax_like_forward(nb::handle x, nb::handle out, bool causal, bool log) {
         c,
         [&] {
           if (log)
-            detred::log_softmax_forward(c.x().as<T>(), out_ptr<T>(o), s);
+            detred::log_softmax_forward(c.x().as<T>(), out_ptr<T>(o), s, causal);
           else
-            detred::softmax_forward(c.x().as<T>(), out_ptr<T>(o), s);
+            detred::softmax_forward(c.x().as<T>(), out_ptr<T>(o), s, causal);
         },
         [&]([[maybe_unused]] const auto& site) {
 #ifdef DETRED_PY_HAS_CUDA
+          // Causal rows: the kernel also writes the masked entries (0 or -inf), so the output needs no fill pass.
+          cuda::row_options options;
+          options.fill_past_length = causal;
           with_workspace(site, [&](void* ws, std::size_t& bytes) {
             if (log)
-              cuda::log_softmax_forward(ws, bytes, c.x().as<T>(), out_ptr<T>(o), s, site.stream());
+              cuda::log_softmax_forward(ws, bytes, c.x().as<T>(), out_ptr<T>(o), s, site.stream(), options);
             else
-              cuda::softmax_forward(ws, bytes, c.x().as<T>(), out_ptr<T>(o), s, site.stream());
+              cuda::softmax_forward(ws, bytes, c.x().as<T>(), out_ptr<T>(o), s, site.stream(), options);
           });
 #endif
         });

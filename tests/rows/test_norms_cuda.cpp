@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>  // the typed cudaMalloc that tests/support/device_array.hpp uses
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "detred/cuda/error.hpp"
@@ -85,6 +86,29 @@ void norms_equal_cpu(std::uint64_t rows, std::uint64_t c, const cuda::row_option
       cuda::softmax_forward(ws, bytes, dxx.ptr, dout.ptr, rows_shape, nullptr, launch);
     });
     expect_same_bits(to_host(dout.ptr, rows * c), s, period ? "causal softmax" : "softmax");
+    // fill_past_length: the masked entries written too (+0, -Inf), over outputs full of 3s on both sides.
+    cuda::row_options fill = launch;
+    fill.fill_past_length = true;
+    const std::vector<T> threes(rows * c, test::make<T>(3.0));
+    std::vector<T> fs = threes, fl = threes;
+    softmax_forward(x.data(), fs.data(), rows_shape, true);
+    log_softmax_forward(x.data(), fl.data(), rows_shape, true);
+    to_device(dout, threes);
+    with_workspace([&](void* ws, std::size_t& bytes) {
+      cuda::softmax_forward(ws, bytes, dxx.ptr, dout.ptr, rows_shape, nullptr, fill);
+    });
+    expect_same_bits(to_host(dout.ptr, rows * c), fs, period ? "causal softmax, filled" : "softmax, filled");
+    to_device(dout, threes);
+    with_workspace([&](void* ws, std::size_t& bytes) {
+      cuda::log_softmax_forward(ws, bytes, dxx.ptr, dout.ptr, rows_shape, nullptr, fill);
+    });
+    expect_same_bits(to_host(dout.ptr, rows * c), fl, period ? "causal log_softmax, filled" : "log_softmax, filled");
+    if (period) {  // the fill reached every masked entry: row t of each matrix ends with c - (t % c) - 1 of them
+      const T zero = norms::softmax_fill<T>();
+      for (std::uint64_t r = 0; r < rows; ++r)
+        for (std::uint64_t i = r % c + 1; i < c; ++i)
+          ASSERT_EQ(std::memcmp(&fs[r * c + i], &zero, sizeof(T)), 0) << "row " << r << " entry " << i;
+    }
   }
 }
 

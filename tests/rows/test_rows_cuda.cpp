@@ -391,6 +391,12 @@ TEST(RowsApi, AMethodTheCallDoesNotHaveIsRefused) {
       "row_options.method");
   expect_invalid([&] { cuda::softmax_forward<float>(nullptr, bytes, nullptr, nullptr, shape, nullptr, neumaier); },
                  "row_options.method");
+  cuda::row_options fill;
+  fill.fill_past_length = true;  // softmax_forward and log_softmax_forward only
+  expect_invalid([&] { cuda::row_sum<float>(nullptr, bytes, nullptr, nullptr, shape, nullptr, fill); },
+                 "row_options.fill_past_length");
+  expect_invalid([&] { cuda::row_logsumexp<float>(nullptr, bytes, nullptr, nullptr, shape, nullptr, fill); },
+                 "row_options.fill_past_length");
   std::vector<float> x(32), out(4);
   expect_invalid([&] { row_sum(x.data(), out.data(), shape, sum_method::exact); }, "method");
 }

@@ -237,4 +237,29 @@ TEST(SoftmaxFamilyCpu, SpecialValuesAndShapes) {
   EXPECT_THROW(softmax_backward(x.data(), dy.data(), dx.data(), row_shape{3, 4, 4, nullptr, 5}), invalid_argument);
 }
 
+// fill_past_length on causal rows: every masked entry (past the row's length) is +0 (softmax) or -Inf (log_softmax),
+// and every kept entry has the bits of the call without the fill.
+TEST(SoftmaxFamilyCpu, FillPastLengthWritesTheMaskedEntriesOnly) {
+  const std::uint64_t t = 9, rows = 2 * t;
+  const row_shape causal{rows, t, t, nullptr, t};
+  const std::vector<float> x = test::values_in<float>(rows * t, 3, -4, 4);
+  std::vector<float> plain(rows * t, 7.0f), filled(rows * t, 7.0f), lplain(rows * t, 7.0f), lfilled(rows * t, 7.0f);
+  softmax_forward(x.data(), plain.data(), causal);
+  softmax_forward(x.data(), filled.data(), causal, true);
+  log_softmax_forward(x.data(), lplain.data(), causal);
+  log_softmax_forward(x.data(), lfilled.data(), causal, true);
+  for (std::uint64_t r = 0; r < rows; ++r)
+    for (std::uint64_t i = 0; i < t; ++i) {
+      const std::uint64_t at = r * t + i;
+      if (i <= r % t) {
+        EXPECT_EQ(bits_of(filled[at]), bits_of(plain[at])) << r << " " << i;
+        EXPECT_EQ(bits_of(lfilled[at]), bits_of(lplain[at])) << r << " " << i;
+      } else {
+        EXPECT_EQ(bits_of(plain[at]), bits_of(7.0f)) << r << " " << i;  // not written without the fill
+        EXPECT_EQ(bits_of(filled[at]), bits_of(0.0f)) << r << " " << i;
+        EXPECT_EQ(bits_of(lfilled[at]), bits_of(-INFINITY)) << r << " " << i;
+      }
+    }
+}
+
 }  // namespace

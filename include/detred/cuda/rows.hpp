@@ -33,6 +33,10 @@ struct row_options {
   sum_method method = sum_method::tree;  // row_sum: tree or tree_neumaier; every other call: tree only
   int block_threads = 0;                 // 0, or a multiple of 32 in [32, 256]
   int grid_blocks = 0;                   // 0 (one row per warp), or fewer blocks whose warps take rows grid-stride
+  // softmax_forward and log_softmax_forward only (other calls reject it): also write the entries [length(r), cols)
+  // of every row, +0 (softmax) or -Inf (log_softmax), as a causal mask leaves them, so that the output is a whole
+  // tensor without a separate fill pass. The CPU twins take the same flag.
+  bool fill_past_length = false;
 };
 
 // out[r] = sum of row r, canonical order; options.method tree (plain) or tree_neumaier (compensated): the bits of

@@ -80,6 +80,17 @@ constexpr DETRED_HD float rmsnorm_dweight_leaf(T dy, T x, float rstd) {
 }
 // Softmax: e / s, e = exp_float_lite(x - m) (the row's log-sum-exp leaf of x: the same bits) and (m, s) the row's
 // log-sum-exp passes; NaN (canonical) throughout a row whose maximum m is not finite.
+// The values softmax_forward and log_softmax_forward write past a row's length when asked (fill_past_length): what a
+// causal mask leaves, +0 and -Inf.
+template <class T>
+constexpr DETRED_HD T softmax_fill() {
+  return from_float<T>(0.0f);
+}
+template <class T>
+constexpr DETRED_HD T log_softmax_fill() {
+  return from_float<T>(minus_infinity<float>());
+}
+
 // softmax_of_term is the same from the term e itself (kernels that keep the row's terms).
 template <class T>
 constexpr DETRED_HD T softmax_of_term(float e, const logsumexp_parts<float>& parts) {

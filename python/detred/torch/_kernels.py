@@ -176,10 +176,8 @@ def softmax_forward(x: torch.Tensor, dim: int, log: bool, causal: bool = False) 
     if x.dim() == 0:
         return softmax_forward(x.reshape(1), 0, log).reshape(())
     xl = _last(x, dim)
-    if causal:
-        out = torch.full_like(xl, -math.inf if log else 0.0, memory_format=torch.contiguous_format)
-    else:
-        out = torch.empty_like(xl, memory_format=torch.contiguous_format)
+    # Causal rows: the kernel writes the masked entries too (0 or -inf): no fill pass over the output.
+    out = torch.empty_like(xl, memory_format=torch.contiguous_format)
     (_rows.log_softmax_forward if log else _rows.softmax_forward)(_arg(xl), out, causal)
     return _back(out, dim, x.dim())
 

@@ -504,30 +504,26 @@ template <class T>
 void softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d_x, T* d_out, const row_shape& shape,
                      cudaStream_t stream, const row_options& options) {
   constexpr const char* what = "cuda::softmax_forward";
-  detail::check_single_method(options, what);
+  detail::check_single_method(options, what, true);
   if (detail::row_call_prologue(d_workspace, workspace_bytes, d_x, {}, shape, what)) return;
   if (detail::rows_read_input(shape)) detail::check_pointer(d_out, what, "d_out");
   if (shape.rows == 0) return;
-  if (detail::warp_resident_softmax_applies<T>(d_x, d_out, shape)) {
-    const int threads = detail::row_threads(options);
-    detail::warp_resident_softmax_kernel<T>
-        <<<detail::row_grid(shape.rows, options, threads), threads, 0, stream>>>(d_x, shape, d_out);
-    check(cudaGetLastError(), what);
-    return;
-  }
-  if (detail::block_rows_apply<T>(d_x, d_out, shape)) {
-    detail::launch_block_row_logsumexp(d_x, shape, detail::softmax_to_elements<T>{d_out}, stream, options);
-    check(cudaGetLastError(), what);
-    return;
-  }
   const int threads = detail::row_threads(options);
   const unsigned grid = detail::row_grid(shape.rows, options, threads);
-  const bool aligned = detail::rows_aligned<T>(d_x, shape.stride);
-  const bool tiles = detail::rows_may_have_tiles<T>(shape);
-  if (aligned && tiles) detail::softmax_kernel<T, true, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-  if (aligned && !tiles) detail::softmax_kernel<T, true, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-  if (!aligned && tiles) detail::softmax_kernel<T, false, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-  if (!aligned && !tiles) detail::softmax_kernel<T, false, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  if (detail::warp_resident_softmax_applies<T>(d_x, d_out, shape)) {
+    detail::warp_resident_softmax_kernel<T><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  } else if (detail::block_rows_apply<T>(d_x, d_out, shape)) {
+    detail::launch_block_row_logsumexp(d_x, shape, detail::softmax_to_elements<T>{d_out}, stream, options);
+  } else {
+    const bool aligned = detail::rows_aligned<T>(d_x, shape.stride);
+    const bool tiles = detail::rows_may_have_tiles<T>(shape);
+    if (aligned && tiles) detail::softmax_kernel<T, true, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+    if (aligned && !tiles) detail::softmax_kernel<T, true, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+    if (!aligned && tiles) detail::softmax_kernel<T, false, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+    if (!aligned && !tiles) detail::softmax_kernel<T, false, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+  }
+  if (options.fill_past_length)
+    detail::launch_fill_past_length(d_out, shape, norms::softmax_fill<T>(), stream, options);
   check(cudaGetLastError(), what);
 }
 

@@ -58,8 +58,10 @@ inline void check_row_length_limit(const row_shape& shape, const char* what) {
   if (shape.cols >= (std::uint64_t{1} << 32)) detred::detail::throw_invalid(what, "row_shape.cols must be below 2^32");
 }
 
-// The launch fields of row_options (speed only); `what` names the call.
-inline void check_row_launch(const row_options& options, const char* what) {
+// The launch fields of row_options (speed only), and fill_past_length where the call takes it; `what` names the call.
+inline void check_row_launch(const row_options& options, const char* what, bool takes_fill = false) {
+  if (options.fill_past_length && !takes_fill)
+    detred::detail::throw_invalid(what, "row_options.fill_past_length is for softmax_forward and log_softmax_forward");
   if (options.block_threads != 0 &&
       (options.block_threads < 32 || options.block_threads > row_max_block_threads || options.block_threads % 32))
     detred::detail::throw_invalid(what, "row_options.block_threads must be 0 or a multiple of 32 in [32, 256]");
@@ -67,10 +69,10 @@ inline void check_row_launch(const row_options& options, const char* what) {
 }
 
 // row_options of a call that has one method (every row call but row_sum, and the norms).
-inline void check_single_method(const row_options& options, const char* what) {
+inline void check_single_method(const row_options& options, const char* what, bool takes_fill = false) {
   if (options.method != sum_method::tree)
     detred::detail::throw_invalid(what, "row_options.method must be tree (the only method of this call)");
-  check_row_launch(options, what);
+  check_row_launch(options, what, takes_fill);
 }
 
 inline void check_pointer(const void* p, const char* what, const char* name) {
@@ -90,6 +92,23 @@ inline unsigned row_grid(std::uint64_t rows, const row_options& options, int thr
   return unsigned(grid < 0x7fffffffu ? grid : 0x7fffffffu);
 }
 inline int row_threads(const row_options& options) { return options.block_threads ? options.block_threads : 256; }
+
+// Writes value into the entries [length(r), cols) of every row of out: one warp a row, grid-stride.
+template <class T>
+__global__ void __launch_bounds__(256) fill_past_length_kernel(T* __restrict__ out, row_shape shape, T value) {
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t r = warp; r < shape.rows; r += warps) {
+    T* o = out + r * shape.stride;
+    for (std::uint64_t i = shape.length(r) + (threadIdx.x & 31); i < shape.cols; i += 32) o[i] = value;
+  }
+}
+
+template <class T>
+void launch_fill_past_length(T* out, const row_shape& shape, T value, cudaStream_t stream, const row_options& options) {
+  const int threads = row_threads(options);
+  fill_past_length_kernel<T><<<row_grid(shape.rows, options, threads), threads, 0, stream>>>(out, shape, value);
+}
 
 template <class T>
 bool rows_aligned(const void* p, std::uint64_t stride) {

@@ -127,8 +127,8 @@ inline bool softmax_family_prologue(void* d_workspace, std::size_t& workspace_by
                                     const row_options& options,
                                     std::initializer_list<std::pair<const void*, const char*>> rows_data,
                                     std::initializer_list<std::pair<const void*, const char*>> row_stats,
-                                    const char* what) {
-  check_single_method(options, what);
+                                    const char* what, bool takes_fill = false) {
+  check_single_method(options, what, takes_fill);
   detred::detail::check_row_shape(shape, what);
   check_row_length_limit(shape, what);
   if (workspace_query(d_workspace, workspace_bytes, 0, what)) return true;
@@ -164,15 +164,17 @@ void log_softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const 
                          const row_shape& shape, cudaStream_t stream, const row_options& options) {
   constexpr const char* what = "cuda::log_softmax_forward";
   if (detail::softmax_family_prologue(d_workspace, workspace_bytes, shape, options, {{d_x, "d_x"}, {d_out, "d_out"}},
-                                      {}, what))
+                                      {}, what, true))
     return;
-  if (shape.rows > 0 && detail::block_rows_apply<T>(d_x, d_out, shape)) {
+  if (shape.rows == 0) return;
+  if (detail::block_rows_apply<T>(d_x, d_out, shape))
     detail::launch_block_row_logsumexp(d_x, shape, detail::log_softmax_to_elements<T>{d_out}, stream, options);
-    check(cudaGetLastError(), what);
-    return;
-  }
-  detail::launch_softmax_family<detail::softmax_kind::log_softmax_forward, T>(d_x, nullptr, d_out, shape, stream,
-                                                                              options, what);
+  else
+    detail::launch_softmax_family<detail::softmax_kind::log_softmax_forward, T>(d_x, nullptr, d_out, shape, stream,
+                                                                                options, what);
+  if (options.fill_past_length)
+    detail::launch_fill_past_length(d_out, shape, norms::log_softmax_fill<T>(), stream, options);
+  check(cudaGetLastError(), what);
 }
 
 template <class T>
