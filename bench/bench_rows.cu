@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "bench/support/bench_support.hpp"
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/cuda/norms.hpp"
 #include "detred/cuda/rows.hpp"
@@ -280,19 +281,18 @@ void bench_gradients(float* x, float* y) {
              detred::cuda::log_softmax_forward(no_workspace(), zero_bytes, in.get(), out.get(), shape);
            }),
            copy_gbs, "copy");
-    // The launch's effect: blocks of 8 warps, each warp a row at a time (fewer rows in flight keep the three passes
-    // over a row in L2).
+    // The shared-memory block-a-row kernel's block size (tuning key rows.block_threads; 0 = the default).
     const auto sweep = [&](const char* type, auto* input, auto* output, double element_bytes) {
-      for (int blocks : {66, 132, 264, 528, 1056, 2112}) {
-        detred::cuda::row_options options;
-        options.grid_blocks = blocks;
-        char what[96];
-        std::snprintf(what, sizeof what, "log_softmax_forward %s 16384 x 32768, %d blocks", type, blocks);
-        report(what, 2.0 * n * element_bytes, median_ms([&] {
-                 detred::cuda::log_softmax_forward(no_workspace(), zero_bytes, input, output, shape, nullptr, options);
-               }),
+      for (int threads : {128, 256, 512, 1024}) {
+        char spec[48], what[96];
+        std::snprintf(spec, sizeof spec, "rows.block_threads=%d", threads);
+        detred::cuda::detail::set_tuning_overrides(spec);
+        std::snprintf(what, sizeof what, "log_softmax_forward %s 16384 x 32768, %d threads a row", type, threads);
+        report(what, 2.0 * n * element_bytes,
+               median_ms([&] { detred::cuda::log_softmax_forward(no_workspace(), zero_bytes, input, output, shape); }),
                copy_gbs, "copy");
       }
+      detred::cuda::detail::set_tuning_overrides("");
     };
     sweep("fp32", in.get(), out.get(), 4.0);
     auto* ib = reinterpret_cast<bfloat16*>(in.get());

@@ -1,5 +1,6 @@
 """The bars of detred.torch on the GPU (docs/PERFORMANCE.md, rows section): detred's custom ops against their peers,
-measured in the same process, CUDA-event times, medians of --reps timed runs after --warmup untimed ones.
+measured in the same process, CUDA-event times (one call between two events), medians of --reps timed runs after
+--warmup untimed ones, detred and its peers taking turns within each repetition.
 
   RMSNorm fwd+bwd   bf16 [16384 x 4096]   >= 0.90x F.rms_norm; >= 1.5x the plain-PyTorch batch-invariant formula
   LayerNorm fwd+bwd bf16 [16384 x 4096]   >= 0.85x F.layer_norm
@@ -24,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 import detred.torch as dt
-from cuda_timing import median_ms
+from cuda_timing import interleaved_median_ms, median_ms
 
 
 def fwd_bwd(f, inputs, dy):
@@ -36,14 +37,13 @@ def fwd_bwd(f, inputs, dy):
 
 
 def rms_norm_rows(x, w, dy, eps, warmup, reps, report):
-    t_d = median_ms(fwd_bwd(lambda a, b: dt.rms_norm(a, b, eps), (x, w), dy), reps, warmup)
-    t_t = median_ms(fwd_bwd(lambda a, b: F.rms_norm(a, [4096], b, eps), (x, w), dy), reps, warmup)
-
     def plain_rms(a, b):
         af = a.float()
         return (af * torch.rsqrt(af.pow(2).mean(-1, keepdim=True) + eps) * b.float()).to(a.dtype)
 
-    t_p = median_ms(fwd_bwd(plain_rms, (x, w), dy), reps, warmup)
+    t_d, t_t, t_p = interleaved_median_ms([fwd_bwd(lambda a, b: dt.rms_norm(a, b, eps), (x, w), dy),
+                                           fwd_bwd(lambda a, b: F.rms_norm(a, [4096], b, eps), (x, w), dy),
+                                           fwd_bwd(plain_rms, (x, w), dy)], reps, warmup)
     report("RMSNorm fwd+bwd bf16 [16384x4096]", "F.rms_norm", t_d, t_t, 0.90)
     report("RMSNorm fwd+bwd bf16 [16384x4096]", "x*rsqrt(mean(x^2)+eps)*w in fp32", t_d, t_p, 1.5)
     # The other routes to the same kernels: the custom operator, and aten's op under batch-invariant mode.
@@ -54,8 +54,9 @@ def rms_norm_rows(x, w, dy, eps, warmup, reps, report):
 
 
 def layer_norm_rows(x, w, b, dy, warmup, reps, report):
-    t_d = median_ms(fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b), dy), reps, warmup)
-    t_t = median_ms(fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy), reps, warmup)
+    t_d, t_t = interleaved_median_ms([fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b), dy),
+                                      fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b), dy)],
+                                     reps, warmup)
     report("LayerNorm fwd+bwd bf16 [16384x4096]", "F.layer_norm", t_d, t_t, 0.85)
     t_op = median_ms(fwd_bwd(lambda a, ww, bb: torch.ops.detred.layer_norm(a, [4096], ww, bb, 1e-5)[0], (x, w, b), dy),
                      reps, warmup)
@@ -69,11 +70,13 @@ def log_softmax_rows(dev, bio, warmup, reps, report):
         name = "bf16" if dtype == torch.bfloat16 else "fp32"
         z = torch.randn(16384, 32768, device=dev, dtype=dtype) * 4
         with torch.no_grad():
-            t_d = median_ms(lambda: dt.log_softmax(z), reps, warmup)
-            t_t = median_ms(lambda: torch.log_softmax(z, -1), reps, warmup)
+            fns = [lambda: dt.log_softmax(z), lambda: torch.log_softmax(z, -1)]
+            if bio is not None:
+                fns.append(lambda: bio.log_softmax(z, -1))
+            t_d, t_t, *t_bio = interleaved_median_ms(fns, reps, warmup)
             report(f"log_softmax fwd {name} [16384x32768]", "torch.log_softmax", t_d, t_t, 0.90)
             if bio is not None:
-                t_b = median_ms(lambda: bio.log_softmax(z, -1), reps, warmup)
+                t_b = t_bio[0]
                 report(f"log_softmax fwd {name} [16384x32768]", "batch_invariant_ops log_softmax (Triton)", t_d,
                        t_b, 1.0)
             with dt.batch_invariant():
@@ -89,9 +92,9 @@ def causal_rows(dev, warmup, reps, report):
         s = torch.randn(8, 12, 1024, 1024, device=dev, dtype=dtype)
         masked = s.masked_fill(mask, float("-inf"))
         with torch.no_grad():
-            t_d = median_ms(lambda: dt.softmax(masked, causal=True), reps, warmup)
-            t_t = median_ms(lambda: torch.softmax(masked, -1), reps, warmup)
-            t_f = median_ms(lambda: dt.softmax(masked), reps, warmup)
+            t_d, t_t, t_f = interleaved_median_ms([lambda: dt.softmax(masked, causal=True),
+                                                   lambda: torch.softmax(masked, -1), lambda: dt.softmax(masked)],
+                                                  reps, warmup)
         report(f"causal softmax fwd {name} [8,12,1024,1024]", "torch.softmax (masked input)", t_d, t_t, 0.90)
         print(f"  (detred full-row softmax of the masked input: {t_f:.3f} ms)")
         del s, masked

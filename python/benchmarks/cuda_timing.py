@@ -22,3 +22,24 @@ def median_ms(fn, reps: int, warmup: int = 1) -> float:
         end.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def interleaved_median_ms(fns, reps: int, warmup: int = 1) -> list[float]:
+    """Median milliseconds of each of fns, timed as median_ms does (one call between two events), the functions taking
+    turns within every repetition (the order rotating from one repetition to the next), so that clock ramps, other
+    tenants and the allocator's state weigh on each alike. Returns one median per function, in fns' order."""
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for rep in range(reps):
+        for k in range(len(fns)):
+            i = (rep + k) % len(fns)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fns[i]()
+            end.record()
+            end.synchronize()
+            times[i].append(start.elapsed_time(end))
+    return [statistics.median(t) for t in times]

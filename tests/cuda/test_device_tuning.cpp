@@ -26,7 +26,8 @@ bool same(const tuning& a, const tuning& b) {
   return a.sum.block_threads == b.sum.block_threads && a.sum.pass_depth == b.sum.pass_depth &&
          a.scan.block_threads_4 == b.scan.block_threads_4 && a.scan.items_per_thread_4 == b.scan.items_per_thread_4 &&
          a.scan.block_threads_8 == b.scan.block_threads_8 && a.scan.items_per_thread_8 == b.scan.items_per_thread_8 &&
-         a.scan.prefetch_tiles == b.scan.prefetch_tiles && a.exact.waves == b.exact.waves;
+         a.scan.prefetch_tiles == b.scan.prefetch_tiles && a.exact.waves == b.exact.waves &&
+         a.rows.block_row_threads == b.rows.block_row_threads;
 }
 
 // tuning.hpp: "A device is classed by its peak DRAM bandwidth per SM ... standard below 32 GB/s per SM (...; also
@@ -82,7 +83,7 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   const tuning_parse_result r = parse_tuning_overrides(
       base,
       "sum.block_threads=128,,sum.depth=2,scan.threads4=128,scan.items4=16,scan.threads8=256,scan.items8=32,"
-      "scan.prefetch=264,exact.waves=4");
+      "scan.prefetch=264,exact.waves=4,rows.block_threads=512");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.value.sum.block_threads, 128);
   EXPECT_EQ(r.value.sum.pass_depth, 2);
@@ -92,15 +93,36 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   EXPECT_EQ(r.value.scan.items_per_thread_8, 32);
   EXPECT_EQ(r.value.scan.prefetch_tiles, 264);
   EXPECT_EQ(r.value.exact.waves, 4);
+  EXPECT_EQ(r.value.rows.block_row_threads, 512);
   EXPECT_TRUE(parse_tuning_overrides(base, "").ok);
   EXPECT_TRUE(same(parse_tuning_overrides(base, "").value, base));
   // The keys of knobs no device class uses are unknown keys.
-  for (const char* bad :
-       {"sum.block_threads=48", "sum.block_threads=512", "sum.depth=3",       "sum.depth=0",      "sum.rows=8",
-        "sum.max_tiles=8",      "sum.grid_per_sm=2",     "sum.spread=0",      "sum.prefetch=3",   "sum.early=0",
-        "sum.two_pass=1",       "scan.items4=64",        "scan.threads8=512", "scan.init=memset", "scan.swept=0",
-        "scan.prefetch=4097",   "scan.prefetch",         "scan.prefetch=-1",  "scan.prefetch=2x", "=1",
-        "sum.depth=2,bogus=1",  "exact.waves=0",         "exact.waves=33"}) {
+  for (const char* bad : {"sum.block_threads=48",
+                          "sum.block_threads=512",
+                          "sum.depth=3",
+                          "sum.depth=0",
+                          "sum.rows=8",
+                          "sum.max_tiles=8",
+                          "sum.grid_per_sm=2",
+                          "sum.spread=0",
+                          "sum.prefetch=3",
+                          "sum.early=0",
+                          "sum.two_pass=1",
+                          "scan.items4=64",
+                          "scan.threads8=512",
+                          "scan.init=memset",
+                          "scan.swept=0",
+                          "scan.prefetch=4097",
+                          "scan.prefetch",
+                          "scan.prefetch=-1",
+                          "scan.prefetch=2x",
+                          "=1",
+                          "sum.depth=2,bogus=1",
+                          "exact.waves=0",
+                          "exact.waves=33",
+                          "rows.block_threads=32",
+                          "rows.block_threads=1056",
+                          "rows.block_threads=100"}) {
     const tuning_parse_result b = parse_tuning_overrides(base, bad);
     EXPECT_FALSE(b.ok) << bad;
     EXPECT_TRUE(same(b.value, base)) << bad;  // the good token before a bad one is not applied either

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/norms.hpp"
 #include "detred/cuda/rows.hpp"
 #include "detred/cuda/workspace.hpp"
@@ -148,6 +149,55 @@ TEST(SoftmaxFamilyCuda, SameBitsOverLaunchShapes) {
       full_rows_equal_cpu<float>(40, 9000, 9000, 0, launch);
       causal_rows_equal_cpu<half>(2, 100, 100, launch);
     }
+}
+
+// The shared-memory block-a-row kernel (src/cuda/rows/block_row_logsumexp.cuh) behind softmax_forward,
+// log_softmax_forward and row_logsumexp of rows of two 4 KiB regions or more: the CPU's bits for every block size of
+// the tuning (warps taking several regions each, or idle), rows with a tail past the last region, rows that end in
+// a partial 16-byte vector, and rows too long for shared memory (the one-warp-a-row kernels).
+template <class T>
+void block_row_calls_equal_cpu(std::uint64_t rows, std::uint64_t c, std::uint64_t stride) {
+  SCOPED_TRACE(testing::Message() << float_traits<T>::name << " " << rows << " x " << c << " stride " << stride);
+  const row_shape shape{rows, c, stride};
+  const std::uint64_t n = rows * stride;
+  const std::vector<T> x = test::values_in<T>(n, c + 11, -30, 30), fill(n, test::make<T>(3.0));
+  std::vector<T> y = fill, ly = fill;
+  std::vector<float> lse(rows);
+  softmax_forward(x.data(), y.data(), shape);
+  log_softmax_forward(x.data(), ly.data(), shape);
+  row_logsumexp(x.data(), lse.data(), shape);
+  device_array<T> d_x(n), d_out(n);
+  device_array<float> d_lse(rows);
+  to_device(d_x, x);
+  to_device(d_out, fill);
+  with_workspace([&](void* ws, std::size_t& bytes) { cuda::softmax_forward(ws, bytes, d_x.ptr, d_out.ptr, shape); });
+  EXPECT_EQ(test::first_bit_difference(cuda::to_host(d_out.ptr, n).data(), y.data(), n), -1) << "softmax_forward";
+  to_device(d_out, fill);
+  with_workspace(
+      [&](void* ws, std::size_t& bytes) { cuda::log_softmax_forward(ws, bytes, d_x.ptr, d_out.ptr, shape); });
+  EXPECT_EQ(test::first_bit_difference(cuda::to_host(d_out.ptr, n).data(), ly.data(), n), -1) << "log_softmax_forward";
+  with_workspace([&](void* ws, std::size_t& bytes) { cuda::row_logsumexp(ws, bytes, d_x.ptr, d_lse.ptr, shape); });
+  EXPECT_EQ(test::first_bit_difference(cuda::to_host(d_lse.ptr, rows).data(), lse.data(), rows), -1) << "row_logsumexp";
+}
+
+TEST(SoftmaxFamilyCuda, SharedMemoryRowsSameBitsOverBlockSizes) {
+  DETRED_SKIP_WITHOUT_GPU();
+  const bool quick = test::rows_quick();
+  for (const char* threads : {"", "rows.block_threads=64", "rows.block_threads=256", "rows.block_threads=1024"}) {
+    if (quick && std::string(threads) == "rows.block_threads=256") continue;
+    SCOPED_TRACE(threads);
+    ASSERT_TRUE(cuda::detail::set_tuning_overrides(threads));
+    block_row_calls_equal_cpu<float>(5, 32768, 32768);
+    block_row_calls_equal_cpu<float>(7, 2048 * 9 + 517, 2048 * 10);  // a tail past the last region
+    block_row_calls_equal_cpu<bfloat16>(6, 32768 + 3, 32768 + 8);    // a partial last vector
+    block_row_calls_equal_cpu<half>(3, 100000, 100000);              // 49 regions
+    if (!quick) {
+      block_row_calls_equal_cpu<float>(3, 56000, 56000);     // near the shared-memory limit
+      block_row_calls_equal_cpu<float>(2, 70000, 70000);     // past it: one warp a row
+      block_row_calls_equal_cpu<bfloat16>(300, 4096, 4096);  // more rows than a wave of blocks
+    }
+  }
+  ASSERT_TRUE(cuda::detail::set_tuning_overrides(""));
 }
 
 // The first k rows of a batch give the bits of a batch of k, and the same rows after other rows give the same bits,

@@ -1,23 +1,27 @@
-// Log-sum-exp rows held in registers by a block, one row a block: for rows long enough that one warp's three passes
-// over its row (the maximum, the sum of exponentials, the outputs) would read it from L2 three times (one warp a row
-// of [16384 x 32768] fp32 log_softmax measured 87% of L2 throughput and 0.33x a copy on the H200). Here the row is read
-// from memory once, into registers, and written once.
+// Log-sum-exp rows staged in shared memory, one row a block: for rows long enough that one warp's three passes over
+// its row (the maximum, the sum of exponentials, the outputs) would read it from L2 three times (one warp a row of
+// [16384 x 32768] fp32 log_softmax measured 87% of L2 throughput and 0.33x a copy on the H200). Here the row is read
+// from memory once, by asynchronous 16-byte copies into shared memory (no registers held across the passes: a version
+// that kept the row in registers was capped at 64 registers a thread by its 1024-thread blocks and spilled), and its
+// outputs written once. A row of 32768 fp32 takes 128 KiB (one block an SM), of bf16 64 KiB (three).
 //
 // The bits are warp_row_logsumexp's (row_logsumexp.cuh), so the CPU's: the maximum is exact (any grouping), and the
-// sum has the same canonical decomposition. A region is K full segments (K 32 V elements, V a 16-byte vector's
-// elements): a complete aligned subtree at level lane_level + 5 + log2 K. Warp w < R (R = the row's full regions, at
-// most the block's warps) loads region w, one vector a lane a segment, and reduces it: its K segment roots
-// (warp_segment_root, as the warp kernel's segments) joined pairwise in order, which is what a binary counter makes of
-// K pushes. Warp 0 then pushes the R region roots in order into a warp counter at the region's level, continues with
-// the rest of the row (full segments, then the tail, read from memory: less than a region, or the part of a longer
-// row beyond the block's regions) by push_segments_and_tail, and folds.
+// sum has the same canonical decomposition. A region is K = 8 full segments (K 32 V elements, V a 16-byte vector's
+// elements): a complete aligned subtree at level lane_level + 5 + 3. The block's warps take the row's full regions
+// in turn (warp w regions w, w + W, ...) and reduce each from shared memory by warp_rows_root<8> over its segments'
+// lane roots (the same nodes as the 8 segment roots joined pairwise: warp_registers_row_root's argument). Warp 0 then
+// pushes the region roots in order into a warp counter at the region's level, continues with the tail (less than a
+// region, read from memory) by push_segments_and_tail, and folds.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "detred/cuda/detail/tuning.hpp"
+#include "detred/cuda/error.hpp"
 #include "detred/cuda/rows.hpp"
 #include "detred/cuda/warp/row_warp.cuh"
 #include "detred/cuda/warp/warp_tile.cuh"
@@ -28,11 +32,32 @@
 
 namespace detred::cuda::detail {
 
-// The register tiling: K 16-byte vectors a lane (32 registers), a power of two.
-inline constexpr int block_row_vectors = 8;
+// Segments a region: a power of two that warp_rows_root takes (8, 16, 32).
+inline constexpr int block_row_segments = 8;
 
 template <class T>
-inline constexpr std::uint64_t block_row_region = std::uint64_t(32) * tile_shape<T>::vector_elements* block_row_vectors;
+inline constexpr std::uint64_t block_row_region =
+    std::uint64_t(32) * tile_shape<T>::vector_elements* block_row_segments;
+
+// Regions a row may have: the region roots' shared array (a region is 4 KiB whatever T, and a block's shared memory
+// is at most 227 KiB on sm_90).
+inline constexpr int block_row_max_regions = 64;
+
+// Shared memory kept out of the staged row's budget: the kernel's static part (warp maxima, region roots, the row's
+// sum and what the compiler adds: 1,424 bytes on sm_90 with CUDA 13) with room to spare.
+inline constexpr std::size_t block_row_static_reserve = 8192;
+
+// A 16-byte asynchronous copy from global to shared memory (cp.async, L1 bypassed), and the wait for every copy this
+// thread issued.
+__device__ __forceinline__ void copy_16_bytes_async(void* shared_destination, const void* global_source) {
+  const unsigned destination = unsigned(__cvta_generic_to_shared(shared_destination));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(destination),
+               "l"(__cvta_generic_to_global(global_source))
+               : "memory");
+}
+__device__ __forceinline__ void wait_async_copies() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+}
 
 // Outputs of the three callers. store_row runs once a row (thread 0); value gives an output element (elementwise).
 struct logsumexp_to_rows {
@@ -61,48 +86,48 @@ struct softmax_to_elements {
   __device__ T value(T x, const logsumexp_parts<float>& parts, float) const { return norms::softmax_value(x, parts); }
 };
 
-// One row a block (grid-stride over rows), blockDim.x a multiple of 32 up to 1024; every row 16-byte aligned.
+// One row a block (grid-stride over rows), blockDim.x a multiple of 32 up to 1024; every row 16-byte aligned and at
+// most the dynamic shared memory's elements long (rounded up to a whole vector).
 template <class T, class Output>
 __global__ void __launch_bounds__(1024)
     block_row_logsumexp_kernel(const T* __restrict__ x, row_shape shape, Output output) {
-  constexpr int V = tile_shape<T>::vector_elements, K = block_row_vectors;
+  constexpr int V = tile_shape<T>::vector_elements, K = block_row_segments;
   constexpr std::uint64_t segment = 32 * V, region = block_row_region<T>;
-  constexpr int region_level = tile_shape<T>::lane_level + 5 + (K == 8 ? 3 : K == 4 ? 2 : K == 2 ? 1 : 0);
-  static_assert(K == 1 || K == 2 || K == 4 || K == 8, "block_row_vectors: a power of two up to 8");
+  constexpr int region_level = tile_shape<T>::lane_level + 5 + 3;
+  static_assert(K == 8, "region_level assumes 8 segments a region");
   using Acc = plain_accumulator<float>;
+  extern __shared__ uint4 staged[];  // the row: staged[v] its v-th 16-byte vector
   __shared__ float warp_max[32];
-  __shared__ float region_root[32];
+  __shared__ float region_root[block_row_max_regions];
   __shared__ float row_sum;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   for (std::uint64_t r = blockIdx.x; r < shape.rows; r += gridDim.x) {
     const T* row = x + r * shape.stride;
-    const std::uint64_t n = shape.length(r);
-    const int regions = int(n / region < std::uint64_t(warps) ? n / region : std::uint64_t(warps));
-    const std::uint64_t rest = std::uint64_t(regions) * region;
-    const std::uint64_t mine = std::uint64_t(warp) * region + std::uint64_t(lane) * V;  // this lane's first element
-    // Pass 1: load the regions, the maximum (fmaxf and a NaN flag, as warp_row_max).
-    uint4 raw[K];
+    const std::uint64_t n = shape.length(r), vectors = n / V;
+    // The row into shared memory: whole vectors asynchronously, the last partial vector's elements directly.
+    for (std::uint64_t v = threadIdx.x; v < vectors; v += blockDim.x) copy_16_bytes_async(&staged[v], row + v * V);
+    T* staged_elements = reinterpret_cast<T*>(staged);
+    for (std::uint64_t i = vectors * V + threadIdx.x; i < n; i += blockDim.x) staged_elements[i] = row[i];
+    wait_async_copies();
+    __syncthreads();
+    // Pass 1: the maximum (fmaxf and a NaN flag, as warp_row_max).
     float m = minus_infinity<float>();
     bool nan = false;
-    if (warp < regions) {
+    for (std::uint64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+      T e[V];
+      const uint4 raw = staged[v];
+      std::memcpy(e, &raw, sizeof(raw));
 #pragma unroll
-      for (int k = 0; k < K; ++k) raw[k] = __ldg(reinterpret_cast<const uint4*>(row + mine + k * segment));
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-        T e[V];
-        std::memcpy(e, &raw[k], sizeof(raw[k]));
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const float v = widen<float>(e[j]);
-          m = fmaxf(m, v);
-          nan |= v != v;
-        }
+      for (int j = 0; j < V; ++j) {
+        const float f = widen<float>(e[j]);
+        m = fmaxf(m, f);
+        nan |= f != f;
       }
     }
-    for (std::uint64_t i = rest + threadIdx.x; i < n; i += blockDim.x) {
-      const float v = widen<float>(row[i]);
-      m = fmaxf(m, v);
-      nan |= v != v;
+    for (std::uint64_t i = vectors * V + threadIdx.x; i < n; i += blockDim.x) {
+      const float f = widen<float>(staged_elements[i]);
+      m = fmaxf(m, f);
+      nan |= f != f;
     }
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
@@ -114,26 +139,27 @@ __global__ void __launch_bounds__(1024)
       const float v = warp_max[w];
       parts.max = v != v || parts.max != parts.max ? canonical_nan<float>() : fmaxf(parts.max, v);
     }
-    // Pass 2: the sum of exp(x - max), from the registers and then the rest of the row.
+    // Pass 2: the sum of exp(x - max): the full regions from shared memory, then the tail.
     if (is_finite(parts.max)) {
       const shifted_exp_leaf<float> leaf{parts.max};
-      if (warp < regions) {
-        Acc root[K];
+      const int regions = int(n / region);
+      for (int q = warp; q < regions; q += warps) {
+        Acc lane_root[K];
 #pragma unroll
-        for (int k = 0; k < K; ++k)
-          root[k] = warp_segment_root<Acc, T>(raw[k], std::uint64_t(warp) * region + k * segment, leaf);
-#pragma unroll
-        for (int width = K; width > 1; width /= 2) {
-#pragma unroll
-          for (int i = 0; i < width / 2; ++i) root[i] = detail::merged(root[2 * i], root[2 * i + 1]);
+        for (int k = 0; k < K; ++k) {
+          const std::uint64_t first = std::uint64_t(q) * region + k * segment + std::uint64_t(lane) * V;
+          Acc node[V];
+          vector_leaves<Acc, T>(staged[first / V], first, leaf, node);
+          lane_root[k] = lane_tree<Acc, V>(node);
         }
-        if (lane == 0) region_root[warp] = root[0].sum;
+        const Acc root = warp_rows_root<K>(lane_root);
+        if (lane == 0) region_root[q] = root.sum;
       }
       __syncthreads();
       if (warp == 0) {
         warp_counter<Acc> counter;
         for (int q = 0; q < regions; ++q) counter.push(Acc::from_value(region_root[q]), region_level);
-        push_segments_and_tail<Acc, T, true>(row, rest, n, leaf, counter);
+        push_segments_and_tail<Acc, T, true>(row, std::uint64_t(regions) * region, n, leaf, counter);
         const float sum = counter.fold().result();
         if (lane == 0) row_sum = sum;
       }
@@ -141,43 +167,64 @@ __global__ void __launch_bounds__(1024)
       parts.sum = row_sum;
     }
     if (threadIdx.x == 0) output.store_row(r, parts);
-    // Pass 3: the outputs, from the registers and then the rest of the row.
+    // Pass 3: the outputs, from shared memory.
     if constexpr (Output::elementwise) {
       const float lse = parts.result();
       T* o = output.out + r * shape.stride;
-      if (warp < regions) {
+      for (std::uint64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+        T e[V], y[V];
+        const uint4 raw = staged[v];
+        std::memcpy(e, &raw, sizeof(raw));
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-          T e[V], y[V];
-          std::memcpy(e, &raw[k], sizeof(raw[k]));
-#pragma unroll
-          for (int j = 0; j < V; ++j) y[j] = output.value(e[j], parts, lse);
-          uint4 packed;
-          std::memcpy(&packed, y, sizeof(packed));
-          *reinterpret_cast<uint4*>(o + mine + k * segment) = packed;
-        }
+        for (int j = 0; j < V; ++j) y[j] = output.value(e[j], parts, lse);
+        uint4 packed;
+        std::memcpy(&packed, y, sizeof(packed));
+        *reinterpret_cast<uint4*>(o + v * V) = packed;
       }
-      for (std::uint64_t i = rest + threadIdx.x; i < n; i += blockDim.x) o[i] = output.value(row[i], parts, lse);
+      for (std::uint64_t i = vectors * V + threadIdx.x; i < n; i += blockDim.x)
+        o[i] = output.value(staged_elements[i], parts, lse);
     }
-    __syncthreads();  // warp_max, region_root and row_sum are the next row's
+    __syncthreads();  // the staged row, warp_max, region_root and row_sum are the next row's
   }
 }
 
-// Whether block_row_logsumexp_kernel takes a launch: every row 16-byte aligned and at least two regions long at its
-// longest (shape.cols; per-row lengths with cols = 0 are not taken). Then the block has one warp a region of cols (at
-// most 32).
+// The dynamic shared memory a row of `cols` elements takes (whole 16-byte vectors).
+template <class T>
+std::size_t block_row_staged_bytes(std::uint64_t cols) {
+  return std::size_t((cols * sizeof(T) + 15) / 16 * 16);
+}
+
+// The dynamic shared memory a block may have on the current device (the opt-in limit less the kernel's static part).
+inline std::size_t block_row_shared_capacity() {
+  int device = 0, optin = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "cudaDeviceGetAttribute");
+  return std::size_t(optin) > block_row_static_reserve ? std::size_t(optin) - block_row_static_reserve : 0;
+}
+
+// Whether block_row_logsumexp_kernel takes a launch: every row 16-byte aligned, at least two regions long at its
+// longest (shape.cols; per-row lengths with cols = 0 are not taken), and the longest row fits the block's shared
+// memory (fp32 rows up to about 57,000 elements, 16-bit rows up to about 114,000 on sm_90). Longer rows take the
+// one-warp-a-row kernels.
 template <class T>
 bool block_rows_apply(const void* a, const void* b, const row_shape& shape) {
   const auto aligned = [&](const void* p) {
     return p == nullptr || (reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (shape.stride * sizeof(T)) % 16 == 0);
   };
-  return aligned(a) && aligned(b) && shape.cols >= 2 * block_row_region<T>;
+  return aligned(a) && aligned(b) && shape.cols >= 2 * block_row_region<T> &&
+         shape.cols / block_row_region<T> <= std::uint64_t(block_row_max_regions) &&
+         block_row_staged_bytes<T>(shape.cols) <= block_row_shared_capacity();
 }
 
+// Threads a block: rows.block_row_threads of the tuning (detail/tuning.hpp) where set, else 256 where three blocks'
+// rows fit an SM's shared memory (their phases overlap: [16384 x 32768] bf16 log_softmax 1.41 ms against 1.50 at 512
+// threads and 1.76 at 128 on the H100) and 512 where fewer do (fp32 rows of 32768: 2.19 ms, 1024 threads 2.20, 256
+// threads 2.77).
 template <class T>
 int block_rows_threads(const row_shape& shape) {
-  const std::uint64_t regions = shape.cols / block_row_region<T>;
-  return 32 * int(regions < 32 ? regions : 32);
+  const int tuned = current_tuning().rows.block_row_threads;
+  if (tuned != 0) return tuned;
+  return block_row_staged_bytes<T>(shape.cols) <= 72 * 1024 ? 256 : 512;
 }
 
 // One block a row, or options.grid_blocks blocks when that is fewer (speed only).
@@ -188,7 +235,12 @@ void launch_block_row_logsumexp(const T* x, const row_shape& shape, Output outpu
   if (options.grid_blocks != 0 && std::uint64_t(options.grid_blocks) < blocks)
     blocks = std::uint64_t(options.grid_blocks);
   const unsigned grid = unsigned(blocks);
-  block_row_logsumexp_kernel<T, Output><<<grid, block_rows_threads<T>(shape), 0, stream>>>(x, shape, output);
+  const std::size_t staged = block_row_staged_bytes<T>(shape.cols);
+  const auto kernel = block_row_logsumexp_kernel<T, Output>;
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(staged)), "cudaFuncSetAttribute");
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
+        "cudaFuncSetAttribute");
+  kernel<<<grid, block_rows_threads<T>(shape), staged, stream>>>(x, shape, output);
 }
 
 }  // namespace detred::cuda::detail

@@ -76,10 +76,17 @@ struct exact_tuning {
   int waves = 1;
 };
 
+// The row family (src/cuda/rows/): threads a block of the shared-memory log-sum-exp kernel (softmax, log_softmax and
+// logsumexp of long rows, block_row_logsumexp.cuh); 0: chosen from the row's size (block_rows_threads).
+struct rows_tuning {
+  int block_row_threads = 0;
+};
+
 struct tuning {
   sum_tuning sum;
   scan_tuning scan;
   exact_tuning exact;
+  rows_tuning rows;
 };
 
 // The built-in defaults of a device class, each measured on that class's GPU (docs/PERFORMANCE.md):
@@ -107,7 +114,7 @@ struct tuning_parse_result {
 // Applies a comma-separated list of key=value overrides to `base` (empty: base unchanged). Keys and their ranges:
 //   sum.block_threads (32..256, a multiple of 32), sum.depth (1, 2),
 //   scan.threads4, scan.threads8 (32, 64, 128, 256), scan.items4, scan.items8 (4, 8, 16, 32), scan.prefetch (0..4096),
-//   exact.waves (1..32).
+//   exact.waves (1..32), rows.block_threads (0: the default, or 64..1024, a multiple of 32).
 // A value outside its key's range, an unknown key or a malformed token leaves `base` as it was and reports the token.
 inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::string_view spec) {
   tuning_parse_result r{base, true, {}};
@@ -159,6 +166,8 @@ inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::strin
       t.scan.prefetch_tiles = v;
     else if (key == "exact.waves" && v >= 1 && v <= 32)
       t.exact.waves = v;
+    else if (key == "rows.block_threads" && (v == 0 || (v >= 64 && v <= 1024 && v % 32 == 0)))
+      t.rows.block_row_threads = v;
     else
       return fail(token);
   }

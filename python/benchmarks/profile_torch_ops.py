@@ -1,0 +1,130 @@
+"""Where the time of detred.torch's fused-norm and softmax cases goes: the CUDA kernels (and their share) of one
+forward + backward of each case of bench_torch_ops.py, detred's route beside PyTorch's own, from torch.profiler over
+--reps calls after --warmup untimed ones. For reading a bar's gap (launches, copies, the kernels themselves), not for
+the bars: those come from bench_torch_ops.py.
+
+The host section (--cases host) times the host side alone: microseconds a forward + backward takes to issue on
+[8 x 4096] (the GPU idle in between), for detred's route and PyTorch's, and a cProfile of detred's route.
+
+Usage: python python/benchmarks/profile_torch_ops.py [--reps 10] [--cases rms,ln,lsm,host]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
+
+import detred.torch as dt
+
+
+def kernel_table(name, fn, reps, warmup):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    print(f"== {name}: {reps} calls")
+    print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=14, max_name_column_width=70))
+
+
+def host_us(fn, reps=300):
+    """Host microseconds a call of fn: reps calls back to back, then one synchronize (the GPU work is small enough
+    that the host is the bound)."""
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / reps * 1e6
+
+
+def host_section(dev):
+    x = torch.randn(8, 4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.rand(4096, device=dev, dtype=torch.bfloat16) + 0.5).requires_grad_(True)
+    b = torch.randn(4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn_like(x)
+    z = torch.randn(8, 32768, device=dev, dtype=torch.bfloat16)
+
+    def fb(f, inputs):
+        return lambda: torch.autograd.grad(f(*inputs), inputs, dy)
+
+    cases = {
+        "rms_norm fwd+bwd detred": fb(lambda a, ww: dt.rms_norm(a, ww, 1e-6), (x, w)),
+        "rms_norm fwd+bwd F.rms_norm": fb(lambda a, ww: F.rms_norm(a, [4096], ww, 1e-6), (x, w)),
+        "layer_norm fwd+bwd detred": fb(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b)),
+        "layer_norm fwd+bwd F.layer_norm": fb(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b)),
+        "rms_norm fwd detred (no grad)": lambda: dt.rms_norm(x.detach(), w.detach(), 1e-6),
+        "rms_norm fwd F.rms_norm (no grad)": lambda: F.rms_norm(x.detach(), [4096], w.detach(), 1e-6),
+        "log_softmax fwd detred": lambda: dt.log_softmax(z),
+        "log_softmax fwd torch": lambda: torch.log_softmax(z, -1),
+        "an empty_like (for scale)": lambda: torch.empty_like(z),
+    }
+    print("== host microseconds a call ([8 x 4096] bf16, 300 calls back to back)")
+    for name, fn in cases.items():
+        print(f"  {name:40} {host_us(fn):8.1f} us")
+    for name in ("layer_norm fwd+bwd detred", "rms_norm fwd+bwd detred"):
+        prof = cProfile.Profile()
+        fn = cases[name]
+        prof.enable()
+        for _ in range(200):
+            fn()
+        prof.disable()
+        torch.cuda.synchronize()
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(18)
+        print(f"== cProfile of {name}, 200 calls (tottime)")
+        print(text.getvalue())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--cases", default="rms,ln,lsm")
+    args = parser.parse_args()
+    cases = set(args.cases.split(","))
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    x = torch.randn(16384, 4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.rand(4096, device=dev, dtype=torch.bfloat16) + 0.5).requires_grad_(True)
+    b = torch.randn(4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn_like(x)
+
+    def fwd_bwd(f, inputs):
+        def run():
+            torch.autograd.grad(f(*inputs), inputs, dy)
+
+        return run
+
+    if "rms" in cases:
+        kernel_table("detred.torch.rms_norm", fwd_bwd(lambda a, ww: dt.rms_norm(a, ww, 1e-6), (x, w)), args.reps,
+                     args.warmup)
+        kernel_table("F.rms_norm", fwd_bwd(lambda a, ww: F.rms_norm(a, [4096], ww, 1e-6), (x, w)), args.reps,
+                     args.warmup)
+    if "ln" in cases:
+        kernel_table("detred.torch.layer_norm",
+                     fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b)), args.reps, args.warmup)
+        kernel_table("F.layer_norm", fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b)),
+                     args.reps, args.warmup)
+    if "host" in cases:
+        host_section(dev)
+    if "lsm" in cases:
+        z = torch.randn(16384, 32768, device=dev, dtype=torch.bfloat16) * 4
+        with torch.no_grad():
+            kernel_table("detred.torch.log_softmax bf16", lambda: dt.log_softmax(z), args.reps, args.warmup)
+            kernel_table("torch.log_softmax bf16", lambda: torch.log_softmax(z, -1), args.reps, args.warmup)
+
+
+if __name__ == "__main__":
+    main()
