@@ -92,6 +92,9 @@ void bind_exact_accumulator(nb::module_& m);
 void bind_audit(nb::module_& m);
 void bind_benchmark_hooks(nb::module_& m);
 void bind_row_ops(nb::module_& m);
+#ifdef DETRED_PY_HAS_CUDA
+void bind_row_pointer_calls(nb::module_& rows);  // into bind_row_ops's _rows submodule
+#endif
 void bind_scatter(nb::module_& m);
 
 }  // namespace detred::python

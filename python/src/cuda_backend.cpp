@@ -205,9 +205,22 @@ call_site::call_site(const array_view& v) : device_(v.device_id) {
       stream_ = own_stream(device_);
       synchronous_ = true;
   }
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  check(cudaStreamIsCapturing(stream_, &status), "cudaStreamIsCapturing");
-  capturing_ = status == cudaStreamCaptureStatusActive;
+}
+
+call_site::call_site(int device, cudaStream_t stream) : device_(device), stream_(stream) {
+  if (device_ < 0 || device_ >= max_devices)
+    value_error("device", "CUDA device " + std::to_string(device_) + " is out of range");
+  check(cudaGetDevice(&previous_device_), "cudaGetDevice");
+  if (previous_device_ != device_) check(cudaSetDevice(device_), "cudaSetDevice");
+}
+
+bool call_site::capturing() const {
+  if (capturing_ < 0) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    check(cudaStreamIsCapturing(stream_, &status), "cudaStreamIsCapturing");
+    capturing_ = status == cudaStreamCaptureStatusActive ? 1 : 0;
+  }
+  return capturing_ == 1;
 }
 
 call_site::~call_site() {

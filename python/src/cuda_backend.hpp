@@ -37,6 +37,8 @@ bool import_native(nb::handle x, const char* name, array_view& v);
 class call_site {
  public:
   explicit call_site(const array_view& v);
+  // A call on `device` and a stream of it that the caller names (PyTorch's current stream, read by the caller).
+  call_site(int device, cudaStream_t stream);
   ~call_site();
   call_site(const call_site&) = delete;
   call_site& operator=(const call_site&) = delete;
@@ -45,7 +47,8 @@ class call_site {
   cudaStream_t stream() const { return stream_; }
   // Frameworks without a readable current stream: the call waits for its stream before returning.
   bool synchronous() const { return synchronous_; }
-  bool capturing() const { return capturing_; }
+  // Whether the stream is capturing a CUDA graph (asked once, when a workspace needs to know).
+  bool capturing() const;
   // Waits for the stream when the call is synchronous (before its results are read or exported).
   void finish() const;
 
@@ -54,7 +57,7 @@ class call_site {
   int previous_device_ = 0;
   cudaStream_t stream_ = nullptr;
   bool synchronous_ = false;
-  bool capturing_ = false;
+  mutable int capturing_ = -1;  // -1: not asked yet
 };
 
 // Device bytes for one call, given back on the call's stream when the object dies (stream-ordered: the kernels

@@ -444,6 +444,9 @@ void bind_row_ops(nb::module_& m) {
       nb::arg("out"), "out[r] = mean of row r, float32 (detred::row_mean_variance's mean).");
   r.def("column_sum_forward", &column_sum, nb::arg("x"), nb::arg("out"),
         "out[j] = sum over the rows of column j, canonical over the row index, float32 (detred::column_sum).");
+#ifdef DETRED_PY_HAS_CUDA
+  bind_row_pointer_calls(r);
+#endif
 }
 
 }  // namespace detred::python

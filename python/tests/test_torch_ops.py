@@ -439,6 +439,27 @@ def test_arguments_on_another_device_are_refused():
         detred._detred._rows.softmax_forward(x, torch.empty(4, C))
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU or no CUDA backend")
+def test_pointer_calls_check_the_tensors_they_pass():
+    # detred.torch passes CUDA tensors to the kernels by address (_kernels._pointer_call): each is checked first, with
+    # the array calls' errors.
+    x = data([4, C], torch.float32, "cuda")
+    with pytest.raises(ValueError, match="^weight: .*device"):
+        dt.rms_norm(x, torch.ones(C))
+    with pytest.raises(ValueError, match="^bias: .*device"):
+        dt.layer_norm(x, [C], torch.ones(C, device="cuda"), torch.zeros(C))
+    out, mean, rstd = _kernels.layer_norm_forward(x, [C], None, None, 1e-5)
+    with pytest.raises(ValueError, match="^rstd: "):
+        _kernels.layer_norm_backward(torch.ones_like(x), x, [C], mean, rstd[:3], None, None)
+    with pytest.raises(TypeError, match="^mean: "):
+        _kernels.layer_norm_backward(torch.ones_like(x), x, [C], mean.double(), rstd, None, None)
+    with pytest.raises(ValueError, match="^dy: "):
+        _kernels.softmax_backward(torch.ones(4, C + 1, device="cuda"), x, -1, log=False)
+    with pytest.raises(ValueError, match="causal"):
+        _kernels.softmax_forward(torch.ones(4, C, device="cuda"), -1, log=False, causal=True)
+
+
 # ---- the demonstration ------------------------------------------------------------------------------------------
 
 

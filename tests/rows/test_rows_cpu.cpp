@@ -185,6 +185,27 @@ TEST(RowsCpu, LiteExpIsFaithful) {
   EXPECT_NE(specified::exp_float_lite(NAN), specified::exp_float_lite(NAN));
 }
 
+// exp_float_lite_nonpositive has exp_float_lite's bits on its domain d <= 0: a strided sample of every negative
+// binade, every binary32 near the -104 cut-off and near 0, and the special values (the GPU test checks every one).
+TEST(RowsCpu, NonpositiveLiteExpHasExpFloatLiteBits) {
+  std::uint64_t checked = 0;
+  const auto same = [&](float d) {
+    EXPECT_EQ(bits_of(specified::exp_float_lite_nonpositive(d)), bits_of(specified::exp_float_lite(d)))
+        << std::hexfloat << "d = " << d;
+    ++checked;
+  };
+  for (std::uint32_t b = 0x80000000u; b <= 0xff800000u && b >= 0x80000000u; b += 127) same(detred::bit_cast<float>(b));
+  for (float edge : {-104.0f, -0.0f}) {
+    float down = edge, up = edge;
+    for (int step = 0; step < 20000; ++step) {
+      same(down), down = std::nextafter(down, -INFINITY);
+      if (up <= 0.0f) same(up), up = std::nextafter(up, INFINITY);
+    }
+  }
+  for (float d : {0.0f, -0.0f, -INFINITY, -104.0001f, -1e30f}) same(d);
+  EXPECT_GT(checked, 16000000u);
+}
+
 // The log-sum-exp passes (row_accumulators.hpp) by their definition, written out here: the maximum, the plain sum of
 // exp_float_lite(x - max) in the canonical order (pairwise over a power of two), then max + log(sum) in binary64;
 // and the special rows.

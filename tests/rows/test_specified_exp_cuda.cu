@@ -3,7 +3,8 @@
 //   - exp_float_fast against exp_float for every x in its fast range [-87, 88]: the fast path's contract is the
 //     specified function's bits;
 //   - exp_float_lite faithful (one of the two binary32 neighbours of exp_double(x), itself within 2^-50) for every x in
-//     [-104, 88.73], and the device's bits equal to the host's on a sample of 2^22 inputs spread over that range.
+//     [-104, 88.73], and the device's bits equal to the host's on a sample of 2^22 inputs spread over that range;
+//   - exp_float_lite_nonpositive equal to exp_float_lite in bits on every binary32 d <= 0 (-0 to -Inf), its domain.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -48,6 +49,24 @@ __global__ void count_unfaithful_lite(std::uint32_t first, std::uint64_t count, 
     const float nearest = __double2float_rn(exact);
     const float other = double(nearest) < exact ? nextafterf(nearest, INFINITY) : nextafterf(nearest, -INFINITY);
     if (__float_as_uint(lite) != __float_as_uint(nearest) && __float_as_uint(lite) != __float_as_uint(other)) {
+      ++mine;
+      atomicCAS(example, 0xffffffffu, b);
+    }
+  }
+  if (mine) atomicAdd(differences, mine);
+}
+
+// Counts, over the bit patterns [first, first + count) read as binary32, the inputs where exp_float_lite_nonpositive
+// differs from exp_float_lite in bits; the first such pattern goes to *example.
+__global__ void count_nonpositive_differences(std::uint32_t first, std::uint64_t count, unsigned long long* differences,
+                                              unsigned* example) {
+  unsigned long long mine = 0;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::uint64_t(gridDim.x) * blockDim.x) {
+    const std::uint32_t b = first + std::uint32_t(i);
+    const float x = __uint_as_float(b);
+    if (__float_as_uint(detred::specified::exp_float_lite_nonpositive(x)) !=
+        __float_as_uint(detred::specified::exp_float_lite(x))) {
       ++mine;
       atomicCAS(example, 0xffffffffu, b);
     }
@@ -131,6 +150,18 @@ TEST(SpecifiedExpCuda, LiteExpIsFaithfulOnEveryBinary32InItsRangeAndHasTheHostBi
   EXPECT_EQ(mismatches, 0u) << "of " << bits.size();
   std::printf("exp_float_lite, device against host on %zu inputs: %llu mismatches\n", bits.size(),
               (unsigned long long)mismatches);
+}
+
+TEST(SpecifiedExpCuda, NonpositiveLiteExpHasExpFloatLiteBitsOnEveryNonpositiveBinary32) {
+  DETRED_SKIP_WITHOUT_GPU();
+  unsigned example = 0;
+  // -0 up to -Inf: the bit patterns 0x80000000 .. 0xff800000; and +0.
+  const std::uint64_t negative = differences_over(count_nonpositive_differences, 0x80000000u, 0xff800000u, &example);
+  EXPECT_EQ(negative, 0u) << "first difference at bits 0x" << std::hex << example;
+  const std::uint64_t zero = differences_over(count_nonpositive_differences, 0u, 0u, &example);
+  EXPECT_EQ(zero, 0u);
+  std::printf("exp_float_lite_nonpositive == exp_float_lite on all %llu binary32 in [-Inf, 0]: %llu differences\n",
+              (unsigned long long)(0xff800000ull - 0x80000000ull + 2), (unsigned long long)(negative + zero));
 }
 
 }  // namespace

@@ -100,7 +100,7 @@ constexpr DETRED_HD T softmax_of_term(float e, const logsumexp_parts<float>& par
 template <class T>
 constexpr DETRED_HD T softmax_value(T x, const logsumexp_parts<float>& parts) {
   if (!is_finite(parts.max)) return from_float<T>(canonical_nan<float>());
-  return softmax_of_term<T>(specified::exp_float_lite(widen<float>(x) - parts.max), parts);
+  return softmax_of_term<T>(specified::exp_float_lite_nonpositive(widen<float>(x) - parts.max), parts);
 }
 
 }  // namespace detred::norms

@@ -87,7 +87,7 @@ struct shifted_exp_leaf {
   constexpr DETRED_HD plain_accumulator<A> operator()(T x, std::uint64_t) const {
     const A d = widen<A>(x) - max;
     if constexpr (std::is_same_v<A, float>)
-      return plain_accumulator<A>::from_value(specified::exp_float_lite(d));
+      return plain_accumulator<A>::from_value(specified::exp_float_lite_nonpositive(d));
     else
       return plain_accumulator<A>::from_value(specified::exp_double(d));
   }

@@ -144,9 +144,9 @@ DETRED_HD inline float exp_float_fast(float x) {
 //   |r| <= ln2 / 2, then an exact scaling by 2^k1 and a once-rounded one by 2^(k - k1), k1 = floor(k / 2).
 // NaN for NaN, +0 below -104 (e^x below half the least subnormal), +Inf above 88.7228394 (the least binary32 whose
 // exponential rounds to +Inf), and exp_float_lite(0) == 1 exactly.
-constexpr DETRED_HD float exp_float_lite(float x) {
-  if (!(x >= -104.0f)) return x != x ? x : 0.0f;
-  if (x > 88.72283935546875f) return detred::bit_cast<float>(std::uint32_t{0x7f800000u});
+namespace detail {
+// exp_float_lite's operations for x in [-104, 88.72283935546875].
+constexpr DETRED_HD float exp_float_lite_in_range(float x) {
   // k: x / ln2 rounded to an integer by adding 1.5 * 2^23 (the sum lies in [2^23, 2^24), where floats are integers);
   // read back from the sum's bits, exactly k_real.
   constexpr float shifter = 12582912.0f;
@@ -165,6 +165,23 @@ constexpr DETRED_HD float exp_float_lite(float x) {
   const float scale1 = detred::bit_cast<float>(std::uint32_t(k1 + 127) << 23);
   const float scale2 = detred::bit_cast<float>(std::uint32_t(k2 + 127) << 23);
   return (e * scale1) * scale2;
+}
+}  // namespace detail
+
+constexpr DETRED_HD float exp_float_lite(float x) {
+  if (!(x >= -104.0f)) return x != x ? x : 0.0f;
+  if (x > 88.72283935546875f) return detred::bit_cast<float>(std::uint32_t{0x7f800000u});
+  return detail::exp_float_lite_in_range(x);
+}
+
+// exp_float_lite(d) for every d <= 0 (-0 and -Inf included; NaN and d > 0 are outside its domain): the same
+// operations on max(d, -104) and a select at the end in place of exp_float_lite's branches, so that a GPU runs one
+// straight sequence a lane and interleaves the exponentials of neighbouring elements. The terms exp(x - max) of the
+// log-sum-exp and of softmax, where x <= max always.
+constexpr DETRED_HD float exp_float_lite_nonpositive(float d) {
+  const bool underflows = !(d >= -104.0f);
+  const float e = detail::exp_float_lite_in_range(underflows ? -104.0f : d);
+  return underflows ? 0.0f : e;
 }
 
 // Natural logarithm of a positive finite normal or subnormal binary64 x, relative error < 2^-50; -Inf for +-0, NaN

@@ -21,6 +21,34 @@ from .._detred import _rows
 FLOATS = (torch.float16, torch.bfloat16, torch.float32)
 
 
+# The pointer calls of detred._detred._rows (row_ops_cuda_pointers.cpp; where the module has its CUDA backend): the
+# norms and softmax on CUDA tensors by device address, without the per-tensor import of the array calls (a norm's
+# backward passes eight tensors; the host's microseconds decide a call's time wherever they exceed the kernels').
+# Every tensor handed to them is checked here first (_same_device_as) or made here (contiguous, on x's device).
+_POINTERS = hasattr(_rows, "cuda_rms_norm_forward")
+_ELEMENT_CODE = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
+
+
+def _pointer_call(x: torch.Tensor) -> bool:
+    return _POINTERS and x.is_cuda
+
+
+def _device_and_stream(x: torch.Tensor) -> tuple[int, int]:
+    device = x.get_device()
+    return device, torch._C._cuda_getCurrentRawStream(device)
+
+
+def _checked(t: torch.Tensor, device: int, dtype: torch.dtype, count: int, name: str) -> torch.Tensor:
+    """t contiguous, after the checks the array calls make (device, dtype, element count), naming the argument."""
+    if not t.is_cuda or t.get_device() != device:
+        raise ValueError(f"{name}: must be on x's device (cuda:{device})")
+    if t.dtype != dtype:
+        raise TypeError(f"{name}: expected {str(dtype).removeprefix('torch.')} elements, got {t.dtype}")
+    if t.numel() != count:
+        raise ValueError(f"{name}: expected {count} elements, got {t.numel()}")
+    return t.contiguous()
+
+
 def _arg(t: torch.Tensor) -> torch.Tensor:
     # CPU tensors reach the module through DLPack, which refuses tensors that require grad.
     return t if t.is_cuda else t.detach()
@@ -86,7 +114,8 @@ def _leading(dims: list[int]) -> bool:
 def _weight_or_ones(w: Optional[torch.Tensor], x: torch.Tensor, cols: int) -> torch.Tensor:
     if w is None:
         return torch.ones(cols, dtype=x.dtype, device=x.device)
-    return w.to(x.dtype).contiguous().reshape(cols)
+    w = w if w.dtype == x.dtype else w.to(x.dtype)
+    return w.contiguous() if w.dim() == 1 else w.contiguous().reshape(cols)
 
 
 def rms_norm_forward(x: torch.Tensor, normalized_shape: Sequence[int], weight: Optional[torch.Tensor],
@@ -98,6 +127,13 @@ def rms_norm_forward(x: torch.Tensor, normalized_shape: Sequence[int], weight: O
     xc = x.contiguous()
     out = torch.empty_like(xc, memory_format=torch.contiguous_format)
     rstd = torch.empty(stat_shape(x, k), dtype=torch.float32, device=x.device)
+    if _pointer_call(xc):
+        device, stream = _device_and_stream(xc)
+        w = _weight_or_ones(weight, x, cols)
+        _checked(w, device, x.dtype, cols, "weight")
+        _rows.cuda_rms_norm_forward(_ELEMENT_CODE[x.dtype], rstd.numel(), cols, xc.data_ptr(), w.data_ptr(),
+                                    out.data_ptr(), rstd.data_ptr(), eps, device, stream)
+        return out, rstd
     _rows.rms_norm_forward(_arg(xc).reshape(-1, cols), _arg(_weight_or_ones(weight, x, cols)),
                            out.reshape(-1, cols), rstd, eps)
     return out, rstd
@@ -106,16 +142,32 @@ def rms_norm_forward(x: torch.Tensor, normalized_shape: Sequence[int], weight: O
 def rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_shape: Sequence[int], rstd: torch.Tensor,
                       weight: Optional[torch.Tensor]) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
     """(dx, dweight): dweight in weight's type (None without a weight), canonical over the rows."""
-    normalized_dims(x, normalized_shape)
+    k = normalized_dims(x, normalized_shape)
     cols = math.prod(normalized_shape)
     xc = x.contiguous()
-    dyc = dy.to(x.dtype).contiguous()
+    dyc = (dy if dy.dtype == x.dtype else dy.to(x.dtype)).contiguous()
     dx = torch.empty_like(xc, memory_format=torch.contiguous_format)
     dw = torch.empty(cols, dtype=torch.float32, device=x.device)
-    rs = rstd.to(torch.float32).contiguous()
-    _rows.rms_norm_backward(_arg(dyc).reshape(-1, cols), _arg(xc).reshape(-1, cols),
-                            _arg(_weight_or_ones(weight, x, cols)), _arg(rs), dx.reshape(-1, cols), dw)
-    return dx, (None if weight is None else dw.reshape(weight.shape).to(weight.dtype))
+    if _pointer_call(xc):
+        device, stream = _device_and_stream(xc)
+        rows = math.prod(x.shape[: x.dim() - k])
+        w = _weight_or_ones(weight, x, cols)
+        _rows.cuda_rms_norm_backward(
+            _ELEMENT_CODE[x.dtype], rows, cols, _checked(dyc, device, x.dtype, xc.numel(), "dy").data_ptr(),
+            xc.data_ptr(), _checked(w, device, x.dtype, cols, "weight").data_ptr(),
+            _checked(rstd, device, torch.float32, rows, "rstd").data_ptr(), dx.data_ptr(), dw.data_ptr(), device,
+            stream)
+    else:
+        rs = rstd.to(torch.float32).contiguous()
+        _rows.rms_norm_backward(_arg(dyc).reshape(-1, cols), _arg(xc).reshape(-1, cols),
+                                _arg(_weight_or_ones(weight, x, cols)), _arg(rs), dx.reshape(-1, cols), dw)
+    return dx, (None if weight is None else _as_parameter(dw, weight))
+
+
+def _as_parameter(g: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """A float32 gradient of cols elements in parameter p's shape and type."""
+    g = g if g.dim() == p.dim() and g.shape == p.shape else g.reshape(p.shape)
+    return g if p.dtype == torch.float32 else g.to(p.dtype)
 
 
 # ---- LayerNorm --------------------------------------------------------------------------------------------------
@@ -128,12 +180,20 @@ def layer_norm_forward(x: torch.Tensor, normalized_shape: Sequence[int], weight:
     cols = math.prod(normalized_shape)
     xc = x.contiguous()
     out = torch.empty_like(xc, memory_format=torch.contiguous_format)
-    mean = torch.empty(stat_shape(x, k), dtype=torch.float32, device=x.device)
-    rstd = torch.empty(stat_shape(x, k), dtype=torch.float32, device=x.device)
-    b = (torch.zeros(cols, dtype=x.dtype, device=x.device) if bias is None
-         else bias.to(x.dtype).contiguous().reshape(cols))
-    _rows.layer_norm_forward(_arg(xc).reshape(-1, cols), _arg(_weight_or_ones(weight, x, cols)), _arg(b),
-                             out.reshape(-1, cols), mean, rstd, float(eps))
+    shape = stat_shape(x, k)
+    mean = torch.empty(shape, dtype=torch.float32, device=x.device)
+    rstd = torch.empty(shape, dtype=torch.float32, device=x.device)
+    b = torch.zeros(cols, dtype=x.dtype, device=x.device) if bias is None else _weight_or_ones(bias, x, cols)
+    w = _weight_or_ones(weight, x, cols)
+    if _pointer_call(xc):
+        device, stream = _device_and_stream(xc)
+        _rows.cuda_layer_norm_forward(_ELEMENT_CODE[x.dtype], mean.numel(), cols, xc.data_ptr(),
+                                      _checked(w, device, x.dtype, cols, "weight").data_ptr(),
+                                      _checked(b, device, x.dtype, cols, "bias").data_ptr(), out.data_ptr(),
+                                      mean.data_ptr(), rstd.data_ptr(), float(eps), device, stream)
+        return out, mean, rstd
+    _rows.layer_norm_forward(_arg(xc).reshape(-1, cols), _arg(w), _arg(b), out.reshape(-1, cols), mean, rstd,
+                             float(eps))
     return out, mean, rstd
 
 
@@ -141,18 +201,29 @@ def layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_shape: Seq
                         rstd: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor]
                         ) -> tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]:
     """(dx, dweight, dbias): dweight and dbias in their parameters' types (None where absent), canonical over rows."""
-    normalized_dims(x, normalized_shape)
+    k = normalized_dims(x, normalized_shape)
     cols = math.prod(normalized_shape)
     xc = x.contiguous()
-    dyc = dy.to(x.dtype).contiguous()
+    dyc = (dy if dy.dtype == x.dtype else dy.to(x.dtype)).contiguous()
     dx = torch.empty_like(xc, memory_format=torch.contiguous_format)
     dw = torch.empty(cols, dtype=torch.float32, device=x.device)
     db = torch.empty(cols, dtype=torch.float32, device=x.device)
-    _rows.layer_norm_backward(_arg(dyc).reshape(-1, cols), _arg(xc).reshape(-1, cols),
-                              _arg(_weight_or_ones(weight, x, cols)), _arg(mean.to(torch.float32).contiguous()),
-                              _arg(rstd.to(torch.float32).contiguous()), dx.reshape(-1, cols), dw, db)
-    return (dx, None if weight is None else dw.reshape(weight.shape).to(weight.dtype),
-            None if bias is None else db.reshape(bias.shape).to(bias.dtype))
+    w = _weight_or_ones(weight, x, cols)
+    if _pointer_call(xc):
+        device, stream = _device_and_stream(xc)
+        rows = math.prod(x.shape[: x.dim() - k])
+        _rows.cuda_layer_norm_backward(
+            _ELEMENT_CODE[x.dtype], rows, cols, _checked(dyc, device, x.dtype, xc.numel(), "dy").data_ptr(),
+            xc.data_ptr(), _checked(w, device, x.dtype, cols, "weight").data_ptr(),
+            _checked(mean, device, torch.float32, rows, "mean").data_ptr(),
+            _checked(rstd, device, torch.float32, rows, "rstd").data_ptr(), dx.data_ptr(), dw.data_ptr(),
+            db.data_ptr(), device, stream)
+    else:
+        _rows.layer_norm_backward(_arg(dyc).reshape(-1, cols), _arg(xc).reshape(-1, cols), _arg(w),
+                                  _arg(mean.to(torch.float32).contiguous()), _arg(rstd.to(torch.float32).contiguous()),
+                                  dx.reshape(-1, cols), dw, db)
+    return (dx, None if weight is None else _as_parameter(dw, weight),
+            None if bias is None else _as_parameter(db, bias))
 
 
 # ---- softmax, log-softmax ---------------------------------------------------------------------------------------
@@ -178,7 +249,15 @@ def softmax_forward(x: torch.Tensor, dim: int, log: bool, causal: bool = False) 
     xl = _last(x, dim)
     # Causal rows: the kernel writes the masked entries too (0 or -inf): no fill pass over the output.
     out = torch.empty_like(xl, memory_format=torch.contiguous_format)
-    (_rows.log_softmax_forward if log else _rows.softmax_forward)(_arg(xl), out, causal)
+    if _pointer_call(xl):
+        if causal and (xl.dim() < 2 or xl.shape[-1] != xl.shape[-2]):
+            raise ValueError("x: causal rows need a [..., T, T] array")
+        device, stream = _device_and_stream(xl)
+        cols = xl.shape[-1]
+        _rows.cuda_softmax_forward(_ELEMENT_CODE[xl.dtype], xl.numel() // cols if cols else 0, cols, xl.data_ptr(),
+                                   out.data_ptr(), causal, log, device, stream)
+    else:
+        (_rows.log_softmax_forward if log else _rows.softmax_forward)(_arg(xl), out, causal)
     return _back(out, dim, x.dim())
 
 
@@ -189,9 +268,18 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor, dim: int, log: bool, cau
     if y.dim() == 0:
         return softmax_backward(dy.reshape(1), y.reshape(1), 0, log).reshape(())
     yl = _last(y, dim)
-    dyl = _last(dy.to(y.dtype), dim)
+    dyl = _last(dy if dy.dtype == y.dtype else dy.to(y.dtype), dim)
     dx = (torch.zeros_like if causal else torch.empty_like)(yl, memory_format=torch.contiguous_format)
-    (_rows.log_softmax_backward if log else _rows.softmax_backward)(_arg(yl), _arg(dyl), dx, causal)
+    if _pointer_call(yl):
+        if causal and (yl.dim() < 2 or yl.shape[-1] != yl.shape[-2]):
+            raise ValueError("y: causal rows need a [..., T, T] array")
+        device, stream = _device_and_stream(yl)
+        cols = yl.shape[-1]
+        _checked(dyl, device, yl.dtype, yl.numel(), "dy")
+        _rows.cuda_softmax_backward(_ELEMENT_CODE[yl.dtype], yl.numel() // cols if cols else 0, cols, yl.data_ptr(),
+                                    dyl.data_ptr(), dx.data_ptr(), causal, log, device, stream)
+    else:
+        (_rows.log_softmax_backward if log else _rows.softmax_backward)(_arg(yl), _arg(dyl), dx, causal)
     return _back(dx, dim, y.dim())
 
 

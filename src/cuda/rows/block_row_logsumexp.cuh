@@ -14,11 +14,16 @@
 // region, read from memory) by push_segments_and_tail, and folds.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/error.hpp"
@@ -29,6 +34,8 @@
 #include "detred/rows/gradient_formulas.hpp"
 #include "detred/rows/norm_formulas.hpp"
 #include "detred/rows/row_accumulators.hpp"
+#include "detred/types/bfloat16.hpp"
+#include "detred/types/half.hpp"
 
 namespace detred::cuda::detail {
 
@@ -58,6 +65,38 @@ __device__ __forceinline__ void copy_16_bytes_async(void* shared_destination, co
 __device__ __forceinline__ void wait_async_copies() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
 }
+
+// The running maximum (fmaxf: NaN operands ignored) and NaN flag of pass 1, fed one 16-byte vector at a time. 16-bit
+// types take the vector's pairs first with __hmax2_nan (exact, a NaN propagates; either zero may win, which no
+// result bit depends on: row_logsumexp.cuh, warp_row_max), then widen the one pair left: a third of the instructions
+// of widening each element.
+struct running_max {
+  float max = minus_infinity<float>();
+  bool nan = false;
+  __device__ __forceinline__ void add(float v) {
+    max = fmaxf(max, v);
+    nan |= v != v;
+  }
+  template <class T>
+  __device__ __forceinline__ void add_vector(const uint4& raw) {
+    if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, half>) {
+      using pair = std::conditional_t<std::is_same_v<T, bfloat16>, __nv_bfloat162, __half2>;
+      pair p[4];
+      std::memcpy(p, &raw, sizeof(raw));
+      const pair m = __hmax2_nan(__hmax2_nan(p[0], p[1]), __hmax2_nan(p[2], p[3]));
+      T e[2];
+      std::memcpy(e, &m, sizeof(m));
+      add(widen<float>(e[0]));
+      add(widen<float>(e[1]));
+    } else {
+      constexpr int V = tile_shape<T>::vector_elements;
+      T e[V];
+      std::memcpy(e, &raw, sizeof(raw));
+#pragma unroll
+      for (int j = 0; j < V; ++j) add(widen<float>(e[j]));
+    }
+  }
+};
 
 // Outputs of the three callers. store_row runs once a row (thread 0); value gives an output element (elementwise).
 struct logsumexp_to_rows {
@@ -111,27 +150,14 @@ __global__ void __launch_bounds__(1024)
     wait_async_copies();
     __syncthreads();
     // Pass 1: the maximum (fmaxf and a NaN flag, as warp_row_max).
-    float m = minus_infinity<float>();
-    bool nan = false;
-    for (std::uint64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
-      T e[V];
-      const uint4 raw = staged[v];
-      std::memcpy(e, &raw, sizeof(raw));
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const float f = widen<float>(e[j]);
-        m = fmaxf(m, f);
-        nan |= f != f;
-      }
-    }
-    for (std::uint64_t i = vectors * V + threadIdx.x; i < n; i += blockDim.x) {
-      const float f = widen<float>(staged_elements[i]);
-      m = fmaxf(m, f);
-      nan |= f != f;
-    }
+    running_max mine;
+    for (std::uint64_t v = threadIdx.x; v < vectors; v += blockDim.x) mine.add_vector<T>(staged[v]);
+    for (std::uint64_t i = vectors * V + threadIdx.x; i < n; i += blockDim.x)
+      mine.add(widen<float>(staged_elements[i]));
+    float m = mine.max;
+    const bool nan = __any_sync(0xffffffffu, mine.nan);
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
-    nan = __any_sync(0xffffffffu, nan);
     if (lane == 0) warp_max[warp] = nan ? canonical_nan<float>() : m;
     __syncthreads();
     logsumexp_parts<float> parts{minus_infinity<float>(), negative_zero<float>()};
@@ -194,12 +220,22 @@ std::size_t block_row_staged_bytes(std::uint64_t cols) {
   return std::size_t((cols * sizeof(T) + 15) / 16 * 16);
 }
 
-// The dynamic shared memory a block may have on the current device (the opt-in limit less the kernel's static part).
+// The dynamic shared memory a block may have on the current device (the opt-in limit less the kernel's static part),
+// queried once per device.
 inline std::size_t block_row_shared_capacity() {
-  int device = 0, optin = 0;
+  static std::array<std::atomic<std::size_t>, 64> known{};  // 0: not asked yet
+  int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
+  if (device < int(known.size())) {
+    const std::size_t cached = known[std::size_t(device)].load(std::memory_order_relaxed);
+    if (cached != 0) return cached;
+  }
+  int optin = 0;
   check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "cudaDeviceGetAttribute");
-  return std::size_t(optin) > block_row_static_reserve ? std::size_t(optin) - block_row_static_reserve : 0;
+  const std::size_t capacity =
+      std::size_t(optin) > block_row_static_reserve ? std::size_t(optin) - block_row_static_reserve : 1;
+  if (device < int(known.size())) known[std::size_t(device)].store(capacity, std::memory_order_relaxed);
+  return capacity;
 }
 
 // Whether block_row_logsumexp_kernel takes a launch: every row 16-byte aligned, at least two regions long at its
@@ -237,9 +273,18 @@ void launch_block_row_logsumexp(const T* x, const row_shape& shape, Output outpu
   const unsigned grid = unsigned(blocks);
   const std::size_t staged = block_row_staged_bytes<T>(shape.cols);
   const auto kernel = block_row_logsumexp_kernel<T, Output>;
-  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(staged)), "cudaFuncSetAttribute");
-  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
-        "cudaFuncSetAttribute");
+  // Shared memory past 48 KiB is opted into per kernel and device: once, for the device's whole capacity (a per-call
+  // cudaFuncSetAttribute costs host microseconds that small batches feel).
+  static std::array<std::atomic<bool>, 64> opted_in{};
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  if (device >= int(opted_in.size()) || !opted_in[std::size_t(device)].load(std::memory_order_acquire)) {
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(block_row_shared_capacity())),
+          "cudaFuncSetAttribute");
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
+          "cudaFuncSetAttribute");
+    if (device < int(opted_in.size())) opted_in[std::size_t(device)].store(true, std::memory_order_release);
+  }
   kernel<<<grid, block_rows_threads<T>(shape), staged, stream>>>(x, shape, output);
 }
 

@@ -48,10 +48,17 @@ __global__ void __launch_bounds__(512) column_chunks_kernel(Source source, std::
   }
 }
 
-template <class Source>
+// Where column j's result goes: out[j] (a plain column sum), or a Source's own layout (layernorm_backward's
+// interleaved dweight and dbias).
+struct column_out {
+  float* out;
+  __device__ __forceinline__ void store(std::uint64_t j, float v) const { out[j] = v; }
+};
+
+template <class Source, class Out>
 __global__ void __launch_bounds__(256)
     column_finish_kernel(Source source, std::uint64_t rows, std::uint64_t cols, int chunk_level, std::uint64_t chunks,
-                         const float* __restrict__ roots, float* __restrict__ out) {
+                         const float* __restrict__ roots, Out out) {
   using Acc = plain_accumulator<float>;
   const std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= cols) return;
@@ -74,7 +81,7 @@ __global__ void __launch_bounds__(256)
     source.template load<1, false>(i, j, v);
     counter.push(Acc::from_value(v[0]), 0);
   }
-  out[j] = canonicalize_nan(counter.empty() ? Acc{}.result() : counter.fold().result());
+  out.store(j, canonicalize_nan(counter.empty() ? Acc{}.result() : counter.fold().result()));
 }
 
 inline int chosen_chunk_level(std::uint64_t rows, std::uint64_t cols, const column_options& options) {
@@ -102,9 +109,10 @@ inline std::size_t column_workspace_bytes(std::uint64_t rows, std::uint64_t cols
 
 // Column sums of any Source (rows x cols leaves), after the checks and the workspace query (d_workspace holds
 // column_workspace_bytes). vector: every row's columns start 16-byte aligned and cols is a multiple of
-// CW = 16 / sizeof(T), so that Source may read CW columns with one 16-byte load per matrix.
-template <class T, class Source>
-void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_t cols, bool vector, float* d_out,
+// CW = 16 / sizeof(T), so that Source may read CW columns with one 16-byte load per matrix. Column j's result goes to
+// out.store(j, value).
+template <class T, class Source, class Out>
+void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_t cols, bool vector, Out out,
                           void* d_workspace, cudaStream_t stream, const column_options& options, const char* what) {
   if (cols == 0) return;
   const int k = chosen_chunk_level(rows, cols, options);
@@ -124,9 +132,15 @@ void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_
     }
     check(cudaGetLastError(), what);
   }
-  column_finish_kernel<Source>
-      <<<unsigned((cols + 255) / 256), 256, 0, stream>>>(source, rows, cols, k, chunks, roots, d_out);
+  column_finish_kernel<Source, Out>
+      <<<unsigned((cols + 255) / 256), 256, 0, stream>>>(source, rows, cols, k, chunks, roots, out);
   check(cudaGetLastError(), what);
+}
+
+template <class T, class Source>
+void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_t cols, bool vector, float* d_out,
+                          void* d_workspace, cudaStream_t stream, const column_options& options, const char* what) {
+  launch_column_reduce<T>(source, rows, cols, vector, column_out{d_out}, d_workspace, stream, options, what);
 }
 
 }  // namespace detred::cuda::detail

@@ -1,7 +1,7 @@
 // The kernels behind cuda::layernorm_backward (include/detred/cuda/norms.hpp): one warp per row (grid-stride) takes the
 // row's two sums, sum(g) and sum(g xhat) with g = w dy, in one canonical tree (norms::sum_pair through warp_row_root)
-// and writes dx by norms::layernorm_dx; dweight and dbias are two column reductions canonical over the rows
-// (src/cuda/rows/columns.cuh), one after the other on the stream, sharing the workspace's chunk roots.
+// and writes dx by norms::layernorm_dx; dweight and dbias are column reductions canonical over the rows
+// (src/cuda/rows/columns.cuh), taken together in one pass over dy and x (layernorm_parameter_columns).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -114,9 +114,12 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// The dweight leaves dy xhat of row t, CW columns at a time.
+// dweight's and dbias's leaves in one pass over dy and x: virtual column 2k is column k's dweight leaf dy xhat, 2k + 1
+// its dbias leaf dy, each reduced over the rows as a column of its own (the leaves and order of two separate column
+// reductions, so their bits, with dy read once). CW virtual columns at a time: CW / 2 columns of each matrix, one
+// 8-byte load each where Vector (CW = 16 / sizeof(T)).
 template <class T>
-struct layernorm_dweight_columns {
+struct layernorm_parameter_columns {
   const T* dy;
   const T* x;
   const float* mean;
@@ -124,13 +127,40 @@ struct layernorm_dweight_columns {
   std::uint64_t stride;
   template <int CW, bool Vector>
   __device__ __forceinline__ void load(std::uint64_t t, std::uint64_t j, float (&v)[CW]) const {
-    float a[CW], b[CW];
-    load_columns<T, CW, Vector>(dy + t * stride + j, a);
-    load_columns<T, CW, Vector>(x + t * stride + j, b);
     const float m = mean[t], r = rstd[t];
+    if constexpr (CW == 1) {
+      const std::uint64_t at = t * stride + (j >> 1);
+      const float g = widen<float>(dy[at]);
+      v[0] = (j & 1) ? g : norms::layernorm_dweight_leaf(g, widen<float>(x[at]), m, r);
+    } else {
+      constexpr int R = CW / 2;
+      static_assert(R * sizeof(T) == 8 || !Vector, "Vector: one 8-byte load of each matrix");
+      const std::uint64_t at = t * stride + (j >> 1);
+      T eg[R], ex[R];
+      if constexpr (Vector) {
+        const uint2 a = __ldg(reinterpret_cast<const uint2*>(dy + at));
+        const uint2 b = __ldg(reinterpret_cast<const uint2*>(x + at));
+        std::memcpy(eg, &a, sizeof(a));
+        std::memcpy(ex, &b, sizeof(b));
+      } else {
 #pragma unroll
-    for (int i = 0; i < CW; ++i) v[i] = norms::layernorm_dweight_leaf(a[i], b[i], m, r);
+        for (int i = 0; i < R; ++i) eg[i] = dy[at + i], ex[i] = x[at + i];
+      }
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        const float g = widen<float>(eg[i]);
+        v[2 * i] = norms::layernorm_dweight_leaf(g, widen<float>(ex[i]), m, r);
+        v[2 * i + 1] = g;
+      }
+    }
   }
+};
+
+// Virtual column j's result (layernorm_parameter_columns): dweight[j / 2] or dbias[j / 2].
+struct layernorm_parameter_out {
+  float* dweight;
+  float* dbias;
+  __device__ __forceinline__ void store(std::uint64_t j, float v) const { ((j & 1) ? dbias : dweight)[j >> 1] = v; }
 };
 
 }  // namespace detred::cuda::detail
@@ -148,7 +178,7 @@ void layernorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T
   detail::check_row_length_limit(shape, what);
   // The column reductions run with the default column options: their bits do not depend on them.
   const column_options columns{};
-  if (detail::workspace_query(d_workspace, workspace_bytes, detail::column_workspace_bytes(rows, c, columns), what))
+  if (detail::workspace_query(d_workspace, workspace_bytes, detail::column_workspace_bytes(rows, 2 * c, columns), what))
     return;
   if (c == 0) return;
   if (rows > 0)
@@ -182,9 +212,8 @@ void layernorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T
     check(cudaGetLastError(), what);
   }
   const bool vector = detail::rows_aligned<T>(d_dy, stride) && detail::rows_aligned<T>(d_x, stride);
-  detail::launch_column_reduce<T>(detail::layernorm_dweight_columns<T>{d_dy, d_x, d_mean, d_rstd, stride}, rows, c,
-                                  vector, d_dweight, d_workspace, stream, columns, what);
-  detail::launch_column_reduce<T>(detail::matrix_columns<T>{d_dy, stride}, rows, c, vector, d_dbias, d_workspace,
+  detail::launch_column_reduce<T>(detail::layernorm_parameter_columns<T>{d_dy, d_x, d_mean, d_rstd, stride}, rows,
+                                  2 * c, vector, detail::layernorm_parameter_out{d_dweight, d_dbias}, d_workspace,
                                   stream, columns, what);
 }
 

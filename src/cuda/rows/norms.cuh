@@ -511,7 +511,13 @@ void softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d
   const int threads = detail::row_threads(options);
   const unsigned grid = detail::row_grid(shape.rows, options, threads);
   if (detail::warp_resident_softmax_applies<T>(d_x, d_out, shape)) {
-    detail::warp_resident_softmax_kernel<T><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+    // The masked entries in the same pass where asked (fill_past_length): no fill kernel after it.
+    if (options.fill_past_length)
+      detail::warp_resident_softmax_kernel<T, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+    else
+      detail::warp_resident_softmax_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+    check(cudaGetLastError(), what);
+    return;
   } else if (detail::block_rows_apply<T>(d_x, d_out, shape)) {
     detail::launch_block_row_logsumexp(d_x, shape, detail::softmax_to_elements<T>{d_out}, stream, options);
   } else {

@@ -27,8 +27,27 @@ template <class T>
 inline constexpr std::uint64_t warp_softmax_capacity =
     std::uint64_t(32) * tile_shape<T>::vector_elements* warp_softmax_vectors<T>;
 
-// One warp a row (grid-stride over rows); every row 16-byte aligned and at most warp_softmax_capacity<T> long.
+// Writes value into o[n, cols) (a row's entries past its length), 32 lanes together: the elements up to the next
+// 16-byte boundary one by one, then whole vectors, then what is left past the last whole vector.
 template <class T>
+__device__ __forceinline__ void fill_row_past_length(T* __restrict__ o, std::uint64_t n, std::uint64_t cols, T value) {
+  constexpr std::uint64_t V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  const std::uint64_t boundary = (n + V - 1) / V * V, whole = cols / V * V;
+  for (std::uint64_t i = n + lane; i < (boundary < cols ? boundary : cols); i += 32) o[i] = value;
+  T values[V];
+#pragma unroll
+  for (std::uint64_t j = 0; j < V; ++j) values[j] = value;
+  uint4 packed;
+  std::memcpy(&packed, values, sizeof(packed));
+  for (std::uint64_t i = boundary + lane * V; i + V <= cols; i += 32 * V) *reinterpret_cast<uint4*>(o + i) = packed;
+  for (std::uint64_t i = (whole > boundary ? whole : boundary) + lane; i < cols; i += 32) o[i] = value;
+}
+
+// One warp a row (grid-stride over rows); every row 16-byte aligned and at most warp_softmax_capacity<T> long. Fill:
+// also write softmax_fill (+0) into each row's entries [length, cols) (row_options::fill_past_length), in the same
+// pass.
+template <class T, bool Fill>
 __global__ void __launch_bounds__(256)
     warp_resident_softmax_kernel(const T* __restrict__ x, row_shape shape, T* __restrict__ out) {
   constexpr int V = tile_shape<T>::vector_elements, K = warp_softmax_vectors<T>;
@@ -78,7 +97,7 @@ __global__ void __launch_bounds__(256)
           Acc node[V];
 #pragma unroll
           for (int j = 0; j < V; ++j) {
-            v[k][j] = specified::exp_float_lite(v[k][j] - parts.max);  // shifted_exp_leaf's term, kept
+            v[k][j] = specified::exp_float_lite_nonpositive(v[k][j] - parts.max);  // shifted_exp_leaf's term, kept
             node[j] = Acc::from_value(v[k][j]);
           }
           Acc root = lane_tree<Acc, V>(node);
@@ -113,6 +132,7 @@ __global__ void __launch_bounds__(256)
         }
       }
     }
+    if constexpr (Fill) fill_row_past_length(o, n, shape.cols, norms::softmax_fill<T>());
   }
 }
 
