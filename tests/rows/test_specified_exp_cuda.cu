@@ -17,61 +17,47 @@
 
 namespace {
 
-// Counts, over the bit patterns [first, first + count) read as binary32, the inputs whose fast result differs from
-// exp_float in bits; the first such pattern goes to *example.
-__global__ void count_differences(std::uint32_t first, std::uint64_t count, unsigned long long* differences,
-                                  unsigned* example) {
-  unsigned long long mine = 0;
-  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::uint64_t(gridDim.x) * blockDim.x) {
-    const std::uint32_t b = first + std::uint32_t(i);
-    const float x = __uint_as_float(b);
-    const float fast = detred::specified::exp_float_fast(x), reference = detred::specified::exp_float(x);
-    if (__float_as_uint(fast) != __float_as_uint(reference)) {
-      ++mine;
-      atomicCAS(example, 0xffffffffu, b);
-    }
+// The checks, one binary32 input each: true where the input fails.
+// exp_float_fast's result differs from exp_float's bits.
+struct fast_differs {
+  __device__ bool operator()(float x) const {
+    return __float_as_uint(detred::specified::exp_float_fast(x)) != __float_as_uint(detred::specified::exp_float(x));
   }
-  if (mine) atomicAdd(differences, mine);
-}
-
-// Counts, over the bit patterns [first, first + count) read as binary32, the inputs where exp_float_lite is not one of
-// the two binary32 neighbours of exp_double(x); the first such pattern goes to *example.
-__global__ void count_unfaithful_lite(std::uint32_t first, std::uint64_t count, unsigned long long* differences,
-                                      unsigned* example) {
-  unsigned long long mine = 0;
-  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::uint64_t(gridDim.x) * blockDim.x) {
-    const std::uint32_t b = first + std::uint32_t(i);
-    const float x = __uint_as_float(b);
+};
+// exp_float_lite is not one of the two binary32 neighbours of exp_double(x).
+struct lite_unfaithful {
+  __device__ bool operator()(float x) const {
     const float lite = detred::specified::exp_float_lite(x);
     const double exact = detred::specified::exp_double(double(x));
     const float nearest = __double2float_rn(exact);
     const float other = double(nearest) < exact ? nextafterf(nearest, INFINITY) : nextafterf(nearest, -INFINITY);
-    if (__float_as_uint(lite) != __float_as_uint(nearest) && __float_as_uint(lite) != __float_as_uint(other)) {
-      ++mine;
-      atomicCAS(example, 0xffffffffu, b);
-    }
+    return __float_as_uint(lite) != __float_as_uint(nearest) && __float_as_uint(lite) != __float_as_uint(other);
   }
-  if (mine) atomicAdd(differences, mine);
-}
+};
+// exp_float_lite_nonpositive differs from exp_float_lite in bits.
+struct nonpositive_differs {
+  __device__ bool operator()(float x) const {
+    return __float_as_uint(detred::specified::exp_float_lite_nonpositive(x)) !=
+           __float_as_uint(detred::specified::exp_float_lite(x));
+  }
+};
 
-// Counts, over the bit patterns [first, first + count) read as binary32, the inputs where exp_float_lite_nonpositive
-// differs from exp_float_lite in bits; the first such pattern goes to *example.
-__global__ void count_nonpositive_differences(std::uint32_t first, std::uint64_t count, unsigned long long* differences,
-                                              unsigned* example) {
+// Counts, over the bit patterns [first, first + count) read as binary32, the inputs where `fails` holds; the first
+// such pattern goes to *example.
+template <class Check>
+__global__ void count_failures(std::uint32_t first, std::uint64_t count, unsigned long long* failures,
+                               unsigned* example) {
+  const Check fails{};
   unsigned long long mine = 0;
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < count;
        i += std::uint64_t(gridDim.x) * blockDim.x) {
     const std::uint32_t b = first + std::uint32_t(i);
-    const float x = __uint_as_float(b);
-    if (__float_as_uint(detred::specified::exp_float_lite_nonpositive(x)) !=
-        __float_as_uint(detred::specified::exp_float_lite(x))) {
+    if (fails(__uint_as_float(b))) {
       ++mine;
       atomicCAS(example, 0xffffffffu, b);
     }
   }
-  if (mine) atomicAdd(differences, mine);
+  if (mine) atomicAdd(failures, mine);
 }
 
 __global__ void lite_at(const std::uint32_t* bits, std::uint64_t count, std::uint32_t* out) {
@@ -103,10 +89,11 @@ TEST(SpecifiedExpCuda, FastExpEqualsExpFloatOnEveryBinary32InItsRange) {
   const float lo = -87.0f, hi = 88.0f;
   unsigned example = 0;
   // Non-negative floats [+0, 88] and negative floats [-0, -87]: two ranges of bit patterns.
-  const std::uint64_t positive = differences_over(count_differences, 0u, detred::bit_cast<std::uint32_t>(hi), &example);
+  const std::uint64_t positive =
+      differences_over(count_failures<fast_differs>, 0u, detred::bit_cast<std::uint32_t>(hi), &example);
   EXPECT_EQ(positive, 0u) << "first difference at bits 0x" << std::hex << example;
   const std::uint64_t negative =
-      differences_over(count_differences, 0x80000000u, detred::bit_cast<std::uint32_t>(lo), &example);
+      differences_over(count_failures<fast_differs>, 0x80000000u, detred::bit_cast<std::uint32_t>(lo), &example);
   EXPECT_EQ(negative, 0u) << "first difference at bits 0x" << std::hex << example;
   std::printf("exp_float_fast == exp_float on all %llu binary32 in [-87, 88]: %llu differences\n",
               (unsigned long long)(detred::bit_cast<std::uint32_t>(hi) + 1ull +
@@ -118,9 +105,9 @@ TEST(SpecifiedExpCuda, LiteExpIsFaithfulOnEveryBinary32InItsRangeAndHasTheHostBi
   DETRED_SKIP_WITHOUT_GPU();
   const std::uint32_t top = detred::bit_cast<std::uint32_t>(88.73f), bottom = detred::bit_cast<std::uint32_t>(-104.0f);
   unsigned example = 0;
-  const std::uint64_t positive = differences_over(count_unfaithful_lite, 0u, top, &example);
+  const std::uint64_t positive = differences_over(count_failures<lite_unfaithful>, 0u, top, &example);
   EXPECT_EQ(positive, 0u) << "first unfaithful result at bits 0x" << std::hex << example;
-  const std::uint64_t negative = differences_over(count_unfaithful_lite, 0x80000000u, bottom, &example);
+  const std::uint64_t negative = differences_over(count_failures<lite_unfaithful>, 0x80000000u, bottom, &example);
   EXPECT_EQ(negative, 0u) << "first unfaithful result at bits 0x" << std::hex << example;
   std::printf("exp_float_lite faithful on all %llu binary32 in [-104, 88.73]: %llu exceptions\n",
               (unsigned long long)(top + 1ull + (bottom - 0x80000000u + 1ull)),
@@ -156,9 +143,10 @@ TEST(SpecifiedExpCuda, NonpositiveLiteExpHasExpFloatLiteBitsOnEveryNonpositiveBi
   DETRED_SKIP_WITHOUT_GPU();
   unsigned example = 0;
   // -0 up to -Inf: the bit patterns 0x80000000 .. 0xff800000; and +0.
-  const std::uint64_t negative = differences_over(count_nonpositive_differences, 0x80000000u, 0xff800000u, &example);
+  const std::uint64_t negative =
+      differences_over(count_failures<nonpositive_differs>, 0x80000000u, 0xff800000u, &example);
   EXPECT_EQ(negative, 0u) << "first difference at bits 0x" << std::hex << example;
-  const std::uint64_t zero = differences_over(count_nonpositive_differences, 0u, 0u, &example);
+  const std::uint64_t zero = differences_over(count_failures<nonpositive_differs>, 0u, 0u, &example);
   EXPECT_EQ(zero, 0u);
   std::printf("exp_float_lite_nonpositive == exp_float_lite on all %llu binary32 in [-Inf, 0]: %llu differences\n",
               (unsigned long long)(0xff800000ull - 0x80000000ull + 2), (unsigned long long)(negative + zero));

@@ -346,9 +346,9 @@ struct dweight_columns {
   }
 };
 
-// Tiles = false when no row reaches a warp tile (causal softmax, T < 4096 fp32 or 8192 bf16): the same bits, without
-// the tile path's registers. The output loop keeps 4 independent exps in flight per lane.
-template <class T, bool Aligned, bool Tiles>
+// One warp a row (grid-stride): the log-sum-exp passes, then the outputs. The output loop keeps 4 independent exps
+// in flight per lane.
+template <class T, bool Aligned>
 __global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, row_shape shape, T* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(const T* __restrict__ x, r
     const T* row = x + r * shape.stride;
     T* o = out + r * shape.stride;
     const std::uint64_t n = shape.length(r);
-    const logsumexp_parts<float> parts = warp_row_logsumexp<T, Aligned, Tiles>(row, n);
+    const logsumexp_parts<float> parts = warp_row_logsumexp<T, Aligned>(row, n);
     for (std::uint64_t i0 = std::uint64_t(lane); i0 < n; i0 += 128) {
       T e[4];
 #pragma unroll
@@ -521,12 +521,10 @@ void softmax_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d
   } else if (detail::block_rows_apply<T>(d_x, d_out, shape)) {
     detail::launch_block_row_logsumexp(d_x, shape, detail::softmax_to_elements<T>{d_out}, stream, options);
   } else {
-    const bool aligned = detail::rows_aligned<T>(d_x, shape.stride);
-    const bool tiles = detail::rows_may_have_tiles<T>(shape);
-    if (aligned && tiles) detail::softmax_kernel<T, true, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-    if (aligned && !tiles) detail::softmax_kernel<T, true, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-    if (!aligned && tiles) detail::softmax_kernel<T, false, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
-    if (!aligned && !tiles) detail::softmax_kernel<T, false, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+    if (detail::rows_aligned<T>(d_x, shape.stride))
+      detail::softmax_kernel<T, true><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
+    else
+      detail::softmax_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, shape, d_out);
   }
   if (options.fill_past_length)
     detail::launch_fill_past_length(d_out, shape, norms::softmax_fill<T>(), stream, options);

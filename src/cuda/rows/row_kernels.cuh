@@ -207,13 +207,12 @@ void row_logsumexp(void* d_workspace, std::size_t& workspace_bytes, const T* d_x
     check(cudaGetLastError(), what);
     return;
   }
-  const bool aligned = detail::rows_aligned<T>(d_x, shape.stride), tiles = detail::rows_may_have_tiles<T>(shape);
   const int threads = detail::row_threads(options);
   const dim3 g{detail::row_grid(shape.rows, options, threads)}, b{unsigned(threads)};
-  if (aligned && tiles) detail::row_logsumexp_kernel<T, true, true><<<g, b, 0, stream>>>(d_x, shape, d_out);
-  if (aligned && !tiles) detail::row_logsumexp_kernel<T, true, false><<<g, b, 0, stream>>>(d_x, shape, d_out);
-  if (!aligned && tiles) detail::row_logsumexp_kernel<T, false, true><<<g, b, 0, stream>>>(d_x, shape, d_out);
-  if (!aligned && !tiles) detail::row_logsumexp_kernel<T, false, false><<<g, b, 0, stream>>>(d_x, shape, d_out);
+  if (detail::rows_aligned<T>(d_x, shape.stride))
+    detail::row_logsumexp_kernel<T, true><<<g, b, 0, stream>>>(d_x, shape, d_out);
+  else
+    detail::row_logsumexp_kernel<T, false><<<g, b, 0, stream>>>(d_x, shape, d_out);
   check(cudaGetLastError(), what);
 }
 

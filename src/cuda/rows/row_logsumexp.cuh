@@ -73,9 +73,9 @@ __device__ __forceinline__ float warp_row_max(const T* __restrict__ row, std::ui
 // The log-sum-exp passes of row[0, n), in every lane; all 32 lanes call it with the same row and n. The sum reads the
 // row by warp_row_root's segments, never its 32-vector tiles (the same bits): a tile inlines 32 V exponentials (256 for
 // bf16: 18,000 instructions and 192 registers a thread, measured 5.9 ms for a [16384 x 32768] log_softmax on the H100,
-// instruction-fetch and occupancy bound), a batch of 8 segments 8 V. Tiles only tells whether any row may reach a tile
-// (kept for the callers' template shape). The sum is left -0.0 when the maximum is not finite.
-template <class T, bool Aligned, bool Tiles>
+// instruction-fetch and occupancy bound), a batch of 8 segments 8 V. The sum is left -0.0 when the maximum is not
+// finite.
+template <class T, bool Aligned>
 __device__ __forceinline__ logsumexp_parts<float> warp_row_logsumexp(const T* __restrict__ row, std::uint64_t n) {
   using Leaf = shifted_exp_leaf<float>;
   logsumexp_parts<float> parts{warp_row_max<T, Aligned>(row, n), negative_zero<float>()};
@@ -89,12 +89,12 @@ __device__ __forceinline__ logsumexp_parts<float> warp_row_logsumexp(const T* __
 namespace detred::cuda::detail {
 
 // row_logsumexp's kernel: one warp per row (grid-stride), lane 0 writes the row's result.
-template <class T, bool Aligned, bool Tiles>
+template <class T, bool Aligned>
 __global__ void __launch_bounds__(256) row_logsumexp_kernel(const T* __restrict__ x, row_shape shape, float* out) {
   const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
   for (std::uint64_t r = warp; r < shape.rows; r += warps) {
-    const float lse = warp_row_logsumexp<T, Aligned, Tiles>(x + r * shape.stride, shape.length(r)).result();
+    const float lse = warp_row_logsumexp<T, Aligned>(x + r * shape.stride, shape.length(r)).result();
     if ((threadIdx.x & 31) == 0) out[r] = lse;
   }
 }

@@ -2,8 +2,8 @@
 // (include/detred/cuda/norms.hpp): one warp per row (grid-stride), the row's one reduction (the log-sum-exp of x by
 // warp_row_logsumexp; sum(dy y) and sum(dy) by warp_row_root), then the row's outputs by the formulas of
 // detred/rows/gradient_formulas.hpp, 16-byte vectors where every row is aligned. Tiles = false when no row reaches a
-// warp tile (causal rows of up to a few thousand elements): the same bits without the tile path's registers, as
-// softmax_forward does.
+// warp tile (causal rows of up to a few thousand elements): the backward sums' same bits without the tile path's
+// registers (the log-sum-exp reads by segments either way).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(256)
   for (std::uint64_t r = warp; r < shape.rows; r += warps) {
     const std::uint64_t at = r * shape.stride, n = shape.length(r);
     if constexpr (Kind == softmax_kind::log_softmax_forward) {
-      const float lse = warp_row_logsumexp<T, Aligned, Tiles>(a + at, n).result();
+      const float lse = warp_row_logsumexp<T, Aligned>(a + at, n).result();
       for_each_in_row<T, Aligned>(n, log_softmax_writer<T>{a + at, out + at, lse});
     } else if constexpr (Kind == softmax_kind::softmax_backward) {
       using Acc = plain_accumulator<float>;

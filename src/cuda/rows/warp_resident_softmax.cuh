@@ -4,9 +4,10 @@
 //
 // The bits are softmax_kernel's, so the CPU's: the maximum is exact (any grouping); the sum pushes the full segments'
 // roots in order into a warp counter (each the lane tree over the lane's V leaves and a 5-level butterfly, lower lanes
-// on the left: warp_segment_root's tree, over the kept exponentials) and then the tail's blocks by push_tail_blocks
-// (its leaves recomputed from memory: the same function of the same values), which is warp_row_root's decomposition
-// of the row; and every output is softmax_value's expression of the same term.
+// on the left: warp_segment_root's tree, over the kept exponentials) and then the tail's blocks by push_tail_nodes
+// (push_tail_blocks's tree over the partial segment's kept terms: the same leaves in the same lanes), which is
+// warp_row_root's decomposition of the row; and every output is softmax_value's expression of the same term, from
+// the kept terms (each exponential computed once, the row read once).
 #pragma once
 
 #include <cstdint>
@@ -107,11 +108,16 @@ __global__ void __launch_bounds__(256)
             root = (lane >> level) & 1 ? merged(other, root) : merged(root, other);
           }
           counter.push(root, tile_shape<T>::lane_level + 5);
+        } else if (k == full && rest > 0) {  // the partial segment: its terms kept too, Acc{} past the row
+          Acc node[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            v[k][j] = specified::exp_float_lite_nonpositive(v[k][j] - parts.max);
+            node[j] = lane * V + j < rest ? Acc::from_value(v[k][j]) : Acc{};
+          }
+          push_tail_nodes<Acc, T>(node, rest, counter);
         }
       }
-      if (rest > 0)
-        push_tail_blocks<Acc, T>(row + full * segment, full * segment, rest, shifted_exp_leaf<float>{parts.max},
-                                 counter);
       parts.sum = counter.fold().result();
     }
     // The outputs: the kept terms of the full segments, softmax_value for the partial one.
@@ -128,7 +134,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
         for (int j = 0; j < V; ++j) {
           const int i = k * int(segment) + lane * V + j;
-          if (i < int(n)) o[i] = norms::softmax_value(row[i], parts);
+          if (i < int(n)) o[i] = norms::softmax_of_term<T>(v[k][j], parts);
         }
       }
     }

@@ -104,18 +104,15 @@ __device__ __forceinline__ Acc warp_tile_root_of(const T* __restrict__ tile, std
   return warp_rows_root<32>(v);
 }
 
-// Pushes the roots of the tail's aligned blocks: the tail is the last r elements of a row (0 < r < 32 V) starting at
-// `tail` (a multiple of 32 V elements from the row start); its blocks are those of r's binary digits.
-template <class Acc, class T, class Leaf>
-__device__ __forceinline__ void push_tail_blocks(const T* __restrict__ tail, std::uint64_t first, int r,
-                                                 const Leaf& leaf, warp_counter<Acc>& counter) {
+// Pushes the roots of the tail's aligned blocks from its leaves: the tail is the last r elements of a row
+// (0 < r < 32 V), a multiple of 32 V elements from the row start, and node[i] is this lane's leaf of tail element
+// lane V + i (Acc{} past r); its blocks are those of r's binary digits. node is consumed.
+template <class Acc, class T>
+__device__ __forceinline__ void push_tail_nodes(Acc (&node)[tile_shape<T>::vector_elements], int r,
+                                                warp_counter<Acc>& counter) {
   constexpr int V = tile_shape<T>::vector_elements;
   constexpr int lv = tile_shape<T>::lane_level;
   const int lane = threadIdx.x & 31;
-  Acc node[V];
-#pragma unroll
-  for (int i = 0; i < V; ++i)
-    node[i] = lane * V + i < r ? leaf(tail[lane * V + i], first + std::uint64_t(lane * V + i)) : Acc{};
   // Blocks inside one lane (levels < lv) all lie in lane r >> lv: their roots are nodes of that lane's tree.
   Acc small[lv > 0 ? lv : 1];
   const int within = r & (V - 1);
@@ -145,6 +142,19 @@ __device__ __forceinline__ void push_tail_blocks(const T* __restrict__ tail, std
 #pragma unroll
   for (int k = lv - 1; k >= 0; --k)
     if ((r >> k) & 1) counter.push(detail::shuffle_from(small[k], r >> lv), k);
+}
+
+// push_tail_nodes with the leaves read from `tail` (the tail's first element, row index `first`).
+template <class Acc, class T, class Leaf>
+__device__ __forceinline__ void push_tail_blocks(const T* __restrict__ tail, std::uint64_t first, int r,
+                                                 const Leaf& leaf, warp_counter<Acc>& counter) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  Acc node[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+    node[i] = lane * V + i < r ? leaf(tail[lane * V + i], first + std::uint64_t(lane * V + i)) : Acc{};
+  push_tail_nodes<Acc, T>(node, r, counter);
 }
 
 // The root of one full segment (32 lanes x one 16-byte vector, `raw` this lane's, starting at row index `first`), a
