@@ -10,6 +10,8 @@
 //          communicators are made) for the deterministic configuration inference stacks use.
 //   shards reduce-scatter of 256 MiB per GPU (fp32, bf16) against ncclReduceScatter; all-gather of the 256 MiB result
 //          against ncclAllGather.
+//   sweep  the peer kernels' chunk sizes and block counts around the automatic choice (all-reduce at 64 KiB to 256 MiB,
+//          reduce-scatter at 256 MiB), each against NCCL in the same process.
 //   sums   scalar sums of 1 GiB of fp32 per GPU: cuda::sum on one GPU against nccl::sum on 1, 2, 3 and 4 GPUs (as
 //          many as are visible): the scaling of throughput, and the bits, which must not change with the GPU count.
 // Each iteration: the ranks meet at a barrier, then time their call with CUDA events; an iteration's time is the
@@ -140,9 +142,10 @@ void all_reduce_bars(int gpus, std::size_t bytes) {
     for (auto [alg, label] : {std::pair{nccl::peer_algorithm::one_shot, "one-shot"},
                               std::pair{nccl::peer_algorithm::two_shot, "two-shot"}}) {
       for (unsigned blocks : {32u, 64u, 128u})
-        variant("detred tree " + std::string(label) + ", " + std::to_string(blocks) + " blocks, chunk 32 MiB, no check",
-                {.algorithm = alg, .blocks = blocks, .check_arguments = false});
-      for (std::size_t chunk_mib : {8, 128})
+        variant(
+            "detred tree " + std::string(label) + ", " + std::to_string(blocks) + " blocks, default chunk, no check",
+            {.algorithm = alg, .blocks = blocks, .check_arguments = false});
+      for (std::size_t chunk_mib : {2, 4})
         variant(
             "detred tree " + std::string(label) + ", 64 blocks, chunk " + std::to_string(chunk_mib) + " MiB, no check",
             {.chunk_bytes = chunk_mib << 20, .algorithm = alg, .blocks = 64, .check_arguments = false});
@@ -229,6 +232,88 @@ void shard_bars(int gpus, std::size_t bytes) {
     report("all_gather", "ncclAllGather", gather, gather);
     report("all_gather", "detred (default options)",
            clock.run(rank, b.s, [&] { nccl::all_gather(ctx, b.in, b.out, shard, b.s); }), gather);
+  });
+}
+
+// The peer kernels' shape around the automatic choice: all-reduce fp32 at 64 KiB, 1, 16 and 256 MiB and bf16 at 256
+// MiB, and the reduce-scatter of 256 MiB fp32, with every chunk size and block count of a small grid (default device
+// check), each against NCCL's call of the same size in the same process.
+void shape_sweep(int gpus) {
+  timer clock(gpus);
+  const std::size_t largest = std::size_t{256} << 20;
+  test::run_on_gpus(gpus, [&](nccl::context& ctx, int rank) {
+    rank_buffers<float> b(largest, rank, largest);
+    auto line = [&](const char* what, std::size_t bytes, const std::string& name, double t, double base) {
+      if (rank == 0)
+        std::printf("sweep %s %d GPUs %-7s %-44s %8.3f ms  %.3fx\n", what, gpus, size_name(bytes).c_str(), name.c_str(),
+                    t, base / t);
+    };
+    for (std::size_t bytes : {std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{16} << 20, largest}) {
+      const std::size_t n = bytes / sizeof(float);
+      const double base = clock.run(rank, b.s, [&] {
+        nccl::check(ncclAllReduce(b.in, b.out, n, ncclFloat32, ncclSum, ctx.comm(), b.s), "ncclAllReduce");
+      });
+      line("all_reduce fp32", bytes, "ncclAllReduce", base, base);
+      line("all_reduce fp32", bytes, "detred default",
+           clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s); }), base);
+      line("all_reduce fp32", bytes, "detred no check",
+           clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s, {.check_arguments = false}); }), base);
+      for (auto alg : {nccl::peer_algorithm::one_shot, nccl::peer_algorithm::two_shot}) {
+        if (alg == nccl::peer_algorithm::one_shot && bytes > (std::size_t{16} << 20)) continue;
+        for (std::size_t chunk_mib : {1, 2, 4, 8, 16, 32}) {
+          if ((chunk_mib << 20) > 2 * bytes && chunk_mib != 32) continue;
+          for (unsigned blocks : {16u, 32u, 64u, 128u}) {
+            const nccl::all_reduce_options o{.chunk_bytes = chunk_mib << 20, .algorithm = alg, .blocks = blocks};
+            line("all_reduce fp32", bytes,
+                 std::string(alg == nccl::peer_algorithm::one_shot ? "one-shot" : "two-shot") + " chunk " +
+                     std::to_string(chunk_mib) + " MiB, " + std::to_string(blocks) + " blocks",
+                 clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, b.in, b.out, n, b.s, o); }), base);
+          }
+        }
+      }
+    }
+    {
+      const std::size_t n = largest / sizeof(bfloat16);
+      auto* in = reinterpret_cast<bfloat16*>(b.in);
+      auto* out = reinterpret_cast<bfloat16*>(b.out);
+      const double base = clock.run(rank, b.s, [&] {
+        nccl::check(ncclAllReduce(in, out, n, ncclBfloat16, ncclSum, ctx.comm(), b.s), "ncclAllReduce");
+      });
+      line("all_reduce bf16", largest, "ncclAllReduce", base, base);
+      line("all_reduce bf16", largest, "detred default",
+           clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, in, out, n, b.s); }), base);
+      for (std::size_t chunk_mib : {8, 16, 32})
+        for (unsigned blocks : {64u, 128u}) {
+          const nccl::all_reduce_options o{.chunk_bytes = chunk_mib << 20, .blocks = blocks};
+          line("all_reduce bf16", largest,
+               "chunk " + std::to_string(chunk_mib) + " MiB, " + std::to_string(blocks) + " blocks",
+               clock.run(rank, b.s, [&] { nccl::all_reduce(ctx, in, out, n, b.s, o); }), base);
+        }
+    }
+    for (int type = 0; type < 2; ++type) {
+      const std::size_t elem = type == 0 ? 4 : 2, shard = largest / elem / std::size_t(gpus);
+      const char* what = type == 0 ? "reduce_scatter fp32" : "reduce_scatter bf16";
+      const auto call = [&](const nccl::all_reduce_options& o) {
+        if (type == 0)
+          nccl::reduce_scatter(ctx, b.in, b.out, shard, b.s, o);
+        else
+          nccl::reduce_scatter(ctx, reinterpret_cast<bfloat16*>(b.in), reinterpret_cast<bfloat16*>(b.out), shard, b.s,
+                               o);
+      };
+      const double base = clock.run(rank, b.s, [&] {
+        nccl::check(
+            ncclReduceScatter(b.in, b.out, shard, type == 0 ? ncclFloat32 : ncclBfloat16, ncclSum, ctx.comm(), b.s),
+            "ncclReduceScatter");
+      });
+      line(what, largest, "ncclReduceScatter", base, base);
+      line(what, largest, "detred default", clock.run(rank, b.s, [&] { call({}); }), base);
+      for (std::size_t chunk_mib : {8, 16, 32, 64})
+        for (unsigned blocks : {64u, 128u}) {
+          const nccl::all_reduce_options o{.chunk_bytes = chunk_mib << 20, .blocks = blocks};
+          line(what, largest, "chunk " + std::to_string(chunk_mib) + " MiB, " + std::to_string(blocks) + " blocks",
+               clock.run(rank, b.s, [&] { call(o); }), base);
+        }
+    }
   });
 }
 
@@ -339,6 +424,8 @@ int main(int argc, char** argv) {
       all_reduce_bars<bfloat16>(ranks, std::size_t{256} << 20);
     } else if (section == "sizes" || section == "nccl-sizes") {
       all_reduce_sizes(ranks, section == "sizes");
+    } else if (section == "sweep") {
+      shape_sweep(ranks);
     } else if (section == "shards") {
       shard_bars<float>(ranks, std::size_t{256} << 20);
       shard_bars<bfloat16>(ranks, std::size_t{256} << 20);

@@ -27,11 +27,11 @@ bench_for() {
     bars-reduce) echo bench_reduce ;;
     bars-rows) echo bench_rows ;;
     bars-scatter) echo bench_scatter ;;
-    nccl | nccl4 | nccl4-quick) echo bench_nccl test_nccl ;;
+    nccl | nccl4 | nccl4-quick | nccl4-sweep | nccl4-bars) echo bench_nccl test_nccl ;;
     bars) for s in bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter; do bench_for $s; done ;;
     all) bench_for bars; bench_for nccl ;;
     tests) ;;
-    *) echo "gpu-carry.sh: unknown suite '$1' (tests bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter bars nccl nccl4 nccl4-quick all)" >&2
+    *) echo "gpu-carry.sh: unknown suite '$1' (tests bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter bars nccl nccl4 nccl4-quick nccl4-sweep nccl4-bars all)" >&2
        exit 2 ;;
   esac
 }

@@ -24,6 +24,11 @@
 #   nccl4-quick  the 4-GPU check in under 300 s: test_nccl's 4-GPU tests and NcclErrors with all GPUs visible, its
 #                2-GPU tests and NcclErrors under CUDA_VISIBLE_DEVICES=2,3, bench_nccl 30 bars sizes shards on all GPUs.
 #                Log: nccl4-quick.txt
+#   nccl4-sweep  the peer kernels' shapes: test_nccl's 4-GPU tests and NcclErrors, its 2-GPU tests and NcclErrors
+#                (CUDA_VISIBLE_DEVICES=2,3), bench_nccl 30 sweep (chunk sizes and block counts against NCCL) on 4 GPUs
+#                and on 2 (CUDA_VISIBLE_DEVICES=0,1). Log: nccl4-sweep.txt
+#   nccl4-bars   the collectives' bars on 4 and 2 GPUs: the same tests, bench_nccl 30 bars sizes shards and the pinned
+#                NCCL sizes on 4 GPUs, then both again on 2 (CUDA_VISIBLE_DEVICES=0,1). Log: nccl4-bars.txt
 #   all          tests, bars, and nccl where two GPUs are visible
 #
 # Output: one log per suite under $OUT (tests.txt, bars-sum.txt, ..., nccl.txt) and summary.txt, a line per step
@@ -242,11 +247,50 @@ suite_nccl4_quick() {
   fi
 }
 
-[ $# -gt 0 ] || { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+# The 4- and 2-GPU tests of the collectives (test_nccl), for the suites below.
+nccl_tests_4_2() {
+  step "$1" 90 "test_nccl 4-GPU tests and NcclErrors ($gpus GPUs visible)" "$BIN/test_nccl" \
+    --gtest_filter='*Four*:NcclErrors.*'
+  [ "$gpus" -lt 4 ] || step "$1" 60 "test_nccl 2-GPU tests and NcclErrors (CUDA_VISIBLE_DEVICES=2,3)" \
+    env CUDA_VISIBLE_DEVICES=2,3 "$BIN/test_nccl" --gtest_filter='*Two*:NcclErrors.*'
+}
+
+suite_nccl4_sweep() {
+  local log=$OUT/nccl4-sweep.txt
+  header "$log"
+  echo "NCCL library: ${nccl_lib:-libnccl.so.2 from the system}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; GPUs: $gpus" >>"$log"
+  have test_nccl && nccl_tests_4_2 "$log"
+  if have bench_nccl; then
+    step "$log" 120 "bench_nccl 30 sweep ($gpus GPUs)" "$BIN/bench_nccl" 30 sweep
+    [ "$gpus" -lt 4 ] || step "$log" 90 "bench_nccl 30 sweep (2 GPUs: CUDA_VISIBLE_DEVICES=0,1)" \
+      env CUDA_VISIBLE_DEVICES=0,1 "$BIN/bench_nccl" 30 sweep
+  fi
+}
+
+suite_nccl4_bars() {
+  local log=$OUT/nccl4-bars.txt
+  header "$log"
+  echo "NCCL library: ${nccl_lib:-libnccl.so.2 from the system}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; GPUs: $gpus" >>"$log"
+  local pinned=(env NCCL_ALGO=allreduce:tree NCCL_PROTO=Simple NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1)
+  have test_nccl && nccl_tests_4_2 "$log"
+  if have bench_nccl; then
+    step "$log" 120 "bench_nccl 30 bars sizes shards ($gpus GPUs)" "$BIN/bench_nccl" 30 bars sizes shards
+    step "$log" 60 "bench_nccl 30 nccl-sizes ($gpus GPUs, NCCL pinned: tree, Simple, one channel)" \
+      "${pinned[@]}" "$BIN/bench_nccl" 30 nccl-sizes
+    if [ "$gpus" -ge 4 ]; then
+      step "$log" 90 "bench_nccl 30 bars sizes shards (2 GPUs: CUDA_VISIBLE_DEVICES=0,1)" \
+        env CUDA_VISIBLE_DEVICES=0,1 "$BIN/bench_nccl" 30 bars sizes shards
+      step "$log" 45 "bench_nccl 30 nccl-sizes (2 GPUs, NCCL pinned)" env CUDA_VISIBLE_DEVICES=0,1 "${pinned[@]}" \
+        "$BIN/bench_nccl" 30 nccl-sizes
+    fi
+  fi
+}
+
+[ $# -gt 0 ] || { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 suites=()
 for s in "$@"; do
   case $s in
-    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | bars-scatter | nccl | nccl4 | nccl4-quick) suites+=("$s") ;;
+    tests | bars-sum | bars-exact | bars-scan | bars-reduce | bars-rows | bars-scatter | nccl | nccl4 | nccl4-quick | nccl4-sweep | nccl4-bars) suites+=("$s") ;;
     bars) suites+=(bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter) ;;
     all)
       suites+=(tests bars-sum bars-exact bars-scan bars-reduce bars-rows bars-scatter)

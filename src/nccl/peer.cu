@@ -264,7 +264,15 @@ template <class T>
 void run_typed(peer_memory::impl& m, const peer_call& call, cudaStream_t stream) {
   constexpr std::uint64_t V = 16 / sizeof(T);
   const std::uint64_t P = std::uint64_t(m.devcomm.nRanks), n = call.n, elem = sizeof(T);
-  const std::uint64_t chunk = std::max<std::uint64_t>(call.chunk_bytes / elem, V);
+  // Rounds of at most chunk_bytes of the vector, and at most 8 MiB for the all-reduces and 16 MiB for the
+  // reduce-scatter: the sizes measured fastest on 4 and 2 H100s (two-shot at 256 MiB on 4 GPUs: 0.92x ncclAllReduce
+  // with 8 MiB rounds, 0.86x with 32 MiB; at 16 MiB, 0.93x against 0.86x; the reduce-scatter 0.98x with 16 MiB, 0.91x
+  // with 32 MiB; one-shot on 2 GPUs at 16 MiB 1.32x against 1.12x). More rounds keep more of the transfers in flight
+  // across a block's barriers.
+  const std::uint64_t cap = call.op == peer_op::reduce_scatter ? std::uint64_t{16} << 20
+                            : call.op == peer_op::all_gather   ? std::uint64_t(call.chunk_bytes)
+                                                               : std::uint64_t{8} << 20;
+  const std::uint64_t chunk = std::max<std::uint64_t>(std::min<std::uint64_t>(call.chunk_bytes, cap) / elem, V);
   const int rows = call.op == peer_op::one_shot ? call.rows : 1;
   // The length of a slice (what a slot holds over all rounds) and the elements of a slot a round.
   std::uint64_t len = n, slice = 0, q = 0;
@@ -287,7 +295,10 @@ void run_typed(peer_memory::impl& m, const peer_call& call, cudaStream_t stream)
   if (rounds == 0) return;
   const std::uint64_t slot_bytes = q * elem;
   const std::uint64_t slots = (P - 1) * std::uint64_t(rows);
-  const std::uint64_t need = std::max<std::uint64_t>(slots * slot_bytes, slot_bytes);
+  // The third region holds two-shot's reduced slices: two slots (rounds alternate), which (P - 1) slots cover for P
+  // > 2.
+  const std::uint64_t need =
+      std::max<std::uint64_t>(slots * slot_bytes, (call.op == peer_op::two_shot ? 2 : 1) * slot_bytes);
   if (need > m.region_bytes) {
     // Growing is collective: the ranks first agree that they make the same call (a rank that needs no growth runs
     // its kernel, which sees this handshake's descriptor).
@@ -297,15 +308,16 @@ void run_typed(peer_memory::impl& m, const peer_call& call, cudaStream_t stream)
   // 16-byte vectors where every pointer and every slice start allows them.
   const bool vectors = aligned16(call.in) && aligned16(call.out) && (rows == 1 || (call.row_stride * elem) % 16 == 0) &&
                        ((call.op != peer_op::reduce_scatter && call.op != peer_op::all_gather) || (n * elem) % 16 == 0);
-  // Blocks, unless asked: about one per 64 KiB of a round's slot, at most 128 for the two-shot all-reduce (two
-  // exchanges a round keep more blocks busy) and the reduce-scatter (128 blocks measured best at 256 MiB on 2 and 4
-  // H100s: 1.32x and 0.86x ncclReduceScatter, against 1.21x and 0.82x with 64), 64 for the others. The two-shot
-  // all-reduce on more than 2 GPUs takes one block per 32 KiB: a 16 MiB message is one round of 4 MiB slices on 4 GPUs,
-  // which 64 blocks left at half the SMs (0.73x ncclAllReduce); on 2 GPUs its slots are 8 MiB or more, so 128 blocks.
+  // Blocks, unless asked: one per 4 KiB of a round's slot for one-shot (16 at 64 KiB on 4 GPUs, where one block left
+  // the device check's latency exposed: 0.93x ncclAllReduce against 1.13x with 16), one per 16 KiB for two-shot and one
+  // per 32 KiB for the reduce-scatter (128 at 256 MiB, the best count measured on 2 and 4 H100s), at most 128 (the LSA
+  // barriers); the all-gather one per 64 KiB, at most 64.
   unsigned grid = call.blocks;
-  const std::uint64_t most = call.op == peer_op::two_shot || call.op == peer_op::reduce_scatter ? peer_max_blocks : 64;
-  const std::uint64_t per_block_bytes =
-      call.op == peer_op::two_shot && P > 2 ? std::uint64_t{32} << 10 : std::uint64_t{64} << 10;
+  const std::uint64_t most = call.op == peer_op::all_gather ? 64 : peer_max_blocks;
+  const std::uint64_t per_block_bytes = call.op == peer_op::one_shot         ? std::uint64_t{4} << 10
+                                        : call.op == peer_op::two_shot       ? std::uint64_t{16} << 10
+                                        : call.op == peer_op::reduce_scatter ? std::uint64_t{32} << 10
+                                                                             : std::uint64_t{64} << 10;
   if (grid == 0) grid = unsigned(std::clamp<std::uint64_t>(slot_bytes / per_block_bytes, 1, most));
   grid = std::min<unsigned>(grid, peer_max_blocks);
   const std::uint64_t per_block = round_up((q + grid - 1) / grid, V);

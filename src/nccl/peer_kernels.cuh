@@ -55,17 +55,22 @@ __device__ __forceinline__ std::uint64_t* descriptor_slot(char* base, const peer
                                           ((c.words[0] & 1u) * peer_max_ranks + std::size_t(from)) * 32);
 }
 
-// This rank's descriptor into its slot of every peer's window (one thread).
+// This rank's descriptor into its slot of every peer's window (one thread): the words to every peer, one system-scope
+// release fence, then the sequence numbers (one fence a call rather than one a peer: each costs a round trip over
+// NVLink once stores are in flight).
 __device__ __forceinline__ void publish_descriptor(const peer_check& c, char* const* base, int me, int P) {
   for (int j = 0; j < P; ++j) {
     if (j == me) continue;
-    std::uint64_t* slot = descriptor_slot(base[j], c, me);
-    volatile std::uint64_t* v = slot;
+    volatile std::uint64_t* v = descriptor_slot(base[j], c, me);
     v[1] = c.words[1];
     v[2] = c.words[2];
     v[3] = c.words[3];
-    ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system>(slot[0]).store(c.words[0],
-                                                                                  ::cuda::memory_order_release);
+  }
+  ::cuda::atomic_thread_fence(::cuda::memory_order_release, ::cuda::thread_scope_system);
+  for (int j = 0; j < P; ++j) {
+    if (j == me) continue;
+    ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system>(descriptor_slot(base[j], c, me)[0])
+        .store(c.words[0], ::cuda::memory_order_relaxed);
   }
 }
 
@@ -81,21 +86,29 @@ inline constexpr std::uint64_t descriptor_stops = std::uint64_t{1} << 63;
 // descriptor that can no longer arrive.
 __device__ __forceinline__ int first_mismatch(const peer_check& c, char* mine, int me, int P, std::uint64_t* theirs,
                                               bool* every_stop = nullptr) {
+  using word = ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system>;
+  // Every peer's sequence number first (acquire: the words below are read after it), then the words (acquire loads,
+  // so that the second reading of the sequence number comes after them), then the sequence number again. No fence.
+  std::uint64_t seen[peer_max_ranks];
+  for (int r = 0; r < P; ++r) {
+    if (r == me) continue;
+    word sequence(descriptor_slot(mine, c, r)[0]);
+    std::uint64_t s = sequence.load(::cuda::memory_order_acquire);
+    while (std::int64_t(s - c.words[0]) < 0) {
+      __nanosleep(20);
+      s = sequence.load(::cuda::memory_order_acquire);
+    }
+    seen[r] = s;
+  }
   int bad = -1;
   bool stops = true;
   for (int r = 0; r < P; ++r) {
     if (r == me) continue;
     std::uint64_t* slot = descriptor_slot(mine, c, r);
-    ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system> sequence(slot[0]);
-    std::uint64_t seen = sequence.load(::cuda::memory_order_acquire);
-    while (std::int64_t(seen - c.words[0]) < 0) {
-      __nanosleep(20);
-      seen = sequence.load(::cuda::memory_order_acquire);
-    }
-    const volatile std::uint64_t* v = slot;
-    std::uint64_t w1 = v[1], w2 = v[2], w3 = v[3];
-    __threadfence_system();  // the words are read before the sequence number is read again
-    if (seen != c.words[0] || sequence.load(::cuda::memory_order_acquire) != seen) {
+    std::uint64_t w1 = word(slot[1]).load(::cuda::memory_order_acquire);
+    std::uint64_t w2 = word(slot[2]).load(::cuda::memory_order_acquire);
+    std::uint64_t w3 = word(slot[3]).load(::cuda::memory_order_acquire);
+    if (seen[r] != c.words[0] || word(slot[0]).load(::cuda::memory_order_relaxed) != seen[r]) {
       w1 = 0;
       w2 = withdrawn_operation;
       w3 = 0;
@@ -294,69 +307,112 @@ __global__ void __launch_bounds__(peer_threads) peer_kernel(const __grid_constan
       a.out[e] = nan;
     return false;
   };
-  for (std::uint32_t c = 0; c < a.rounds; ++c) {
-    const std::size_t stage = std::size_t((a.parity0 + c) & 1u) * a.region_bytes;
+  // Round c's part of this block: its elements [b0, b1) of the round (b0 relative to the vector or slice), its staging
+  // region (by the parity of the round counter) and its byte offset within a slot.
+  struct round_part {
+    std::uint64_t b0, b1;
+    std::size_t stage, offset;
+    std::uint32_t parity;
+  };
+  const auto round_of = [&](std::uint32_t c) {
+    round_part r;
+    r.parity = (a.parity0 + c) & 1u;
+    r.stage = std::size_t(r.parity) * a.region_bytes;
     const std::uint64_t r0 = std::uint64_t(c) * a.q;
-    const std::uint64_t b0 = r0 + std::uint64_t(blockIdx.x) * a.per_block;
-    const std::uint64_t b1 = b0 + a.per_block < r0 + a.q ? b0 + a.per_block : r0 + a.q;
-    const std::size_t offset = std::size_t(b0 - r0) * sizeof(T);  // the block's part within a slot
-    // Elements of [b0, b1) below `len`.
-    const auto part = [&](std::uint64_t len) -> std::uint64_t {
-      const std::uint64_t end = b1 < len ? b1 : len;
-      return b0 < end ? end - b0 : 0;
-    };
-    // Slot s of rank j's staging region, at the block's part.
-    const auto slot = [&](int j, int s) {
-      return reinterpret_cast<T*>(base[j] + stage + std::size_t(s) * a.slot_bytes + offset);
-    };
+    r.b0 = r0 + std::uint64_t(blockIdx.x) * a.per_block;
+    r.b1 = r.b0 + a.per_block < r0 + a.q ? r.b0 + a.per_block : r0 + a.q;
+    r.offset = std::size_t(r.b0 - r0) * sizeof(T);
+    return r;
+  };
+  // Elements of [b0, b1) below `len`.
+  const auto part = [](const round_part& r, std::uint64_t len) -> std::uint64_t {
+    const std::uint64_t end = r.b1 < len ? r.b1 : len;
+    return r.b0 < end ? end - r.b0 : 0;
+  };
+  // Slot s of rank j's staging region, at the block's part.
+  const auto slot = [&](const round_part& r, int j, int s) {
+    return reinterpret_cast<T*>(base[j] + r.stage + std::size_t(s) * a.slot_bytes + r.offset);
+  };
+  // Two-shot: the length of slice j, and rank j's reduced-slice slot of a round (two, by parity).
+  const auto slice_len = [&](int j) -> std::uint64_t {
+    const std::uint64_t s0 = std::uint64_t(j) * a.slice;
+    return a.n > s0 ? (a.n - s0 < a.slice ? a.n - s0 : a.slice) : 0;
+  };
+  const auto result_at = [&](const round_part& r, int j) {
+    return reinterpret_cast<T*>(base[j] + a.result_offset + std::size_t(r.parity) * a.slot_bytes + r.offset);
+  };
+  // Round c's stores into the peers' staging regions.
+  const auto push = [&](std::uint32_t c) {
+    const round_part r = round_of(c);
     if constexpr (Op == peer_op::one_shot) {
-      const std::uint64_t count = part(a.n);
+      const std::uint64_t count = part(r, a.n);
       for (int j = 0; j < P; ++j) {
         if (j == me) continue;
         for (int k = 0; k < a.rows; ++k)
-          copy_range<T, W>(a.in + std::uint64_t(k) * a.row_stride + b0, slot(j, slot_at(j) * a.rows + k), count);
+          copy_range<T, W>(a.in + std::uint64_t(k) * a.row_stride + r.b0, slot(r, j, slot_at(j) * a.rows + k), count);
       }
-      if (checking && c == 0 && !peers_agree()) return;
-      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
-      const value_sources<T> src{a.in + b0,    a.row_stride, reinterpret_cast<const char*>(slot(me, 0)),
-                                 a.slot_bytes, me,           a.rows};
-      reduce_range<T, W, FP, Exact>(src, P * a.rows, a.out + b0, nullptr, count);
     } else if constexpr (Op == peer_op::two_shot) {
-      const auto len = [&](int j) -> std::uint64_t {
-        const std::uint64_t s0 = std::uint64_t(j) * a.slice;
-        return a.n > s0 ? (a.n - s0 < a.slice ? a.n - s0 : a.slice) : 0;
-      };
-      for (int j = 0; j < P; ++j)
-        if (j != me) copy_range<T, W>(a.in + std::uint64_t(j) * a.slice + b0, slot(j, slot_at(j)), part(len(j)));
-      if (checking && c == 0 && !peers_agree()) return;
-      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
-      const std::uint64_t mine = std::uint64_t(me) * a.slice + b0;
-      const value_sources<T> src{a.in + mine, 0, reinterpret_cast<const char*>(slot(me, 0)), a.slot_bytes, me, 1};
-      T* result = reinterpret_cast<T*>(base[me] + a.result_offset + offset);
-      reduce_range<T, W, FP, Exact>(src, P, a.out + mine, result, part(len(me)));
-      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
       for (int j = 0; j < P; ++j)
         if (j != me)
-          copy_range<T, W>(reinterpret_cast<const T*>(base[j] + a.result_offset + offset),
-                           a.out + std::uint64_t(j) * a.slice + b0, part(len(j)));
+          copy_range<T, W>(a.in + std::uint64_t(j) * a.slice + r.b0, slot(r, j, slot_at(j)), part(r, slice_len(j)));
     } else if constexpr (Op == peer_op::reduce_scatter) {
-      const std::uint64_t count = part(a.n);
+      const std::uint64_t count = part(r, a.n);
       for (int j = 0; j < P; ++j)
-        if (j != me) copy_range<T, W>(a.in + std::uint64_t(j) * a.n + b0, slot(j, slot_at(j)), count);
-      if (checking && c == 0 && !peers_agree()) return;
-      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
-      const value_sources<T> src{
-          a.in + std::uint64_t(me) * a.n + b0, 0, reinterpret_cast<const char*>(slot(me, 0)), a.slot_bytes, me, 1};
-      reduce_range<T, W, FP, Exact>(src, P, a.out + b0, nullptr, count);
+        if (j != me) copy_range<T, W>(a.in + std::uint64_t(j) * a.n + r.b0, slot(r, j, slot_at(j)), count);
     } else {
-      const std::uint64_t count = part(a.n);
+      const std::uint64_t count = part(r, a.n);
       for (int j = 0; j < P; ++j)
-        if (j != me) copy_range<T, W>(a.in + b0, slot(j, slot_at(j)), count);
-      if (checking && c == 0 && !peers_agree()) return;
-      bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
-      for (int r = 0; r < P; ++r)
-        copy_range<T, W>(r == me ? a.in + b0 : slot(me, slot_of(r)), a.out + std::uint64_t(r) * a.n + b0, count);
+        if (j != me) copy_range<T, W>(a.in + r.b0, slot(r, j, slot_at(j)), count);
     }
+  };
+  // Round c's work on what the peers pushed into this rank's staging region.
+  const auto finish = [&](std::uint32_t c) {
+    const round_part r = round_of(c);
+    if constexpr (Op == peer_op::one_shot) {
+      const value_sources<T> src{a.in + r.b0,  a.row_stride, reinterpret_cast<const char*>(slot(r, me, 0)),
+                                 a.slot_bytes, me,           a.rows};
+      reduce_range<T, W, FP, Exact>(src, P * a.rows, a.out + r.b0, nullptr, part(r, a.n));
+    } else if constexpr (Op == peer_op::two_shot) {
+      const std::uint64_t mine = std::uint64_t(me) * a.slice + r.b0;
+      const value_sources<T> src{a.in + mine, 0, reinterpret_cast<const char*>(slot(r, me, 0)), a.slot_bytes, me, 1};
+      reduce_range<T, W, FP, Exact>(src, P, a.out + mine, result_at(r, me), part(r, slice_len(me)));
+    } else if constexpr (Op == peer_op::reduce_scatter) {
+      const value_sources<T> src{
+          a.in + std::uint64_t(me) * a.n + r.b0, 0, reinterpret_cast<const char*>(slot(r, me, 0)), a.slot_bytes, me, 1};
+      reduce_range<T, W, FP, Exact>(src, P, a.out + r.b0, nullptr, part(r, a.n));
+    } else {
+      const std::uint64_t count = part(r, a.n);
+      for (int q = 0; q < P; ++q)
+        copy_range<T, W>(q == me ? a.in + r.b0 : slot(r, me, slot_of(q)), a.out + std::uint64_t(q) * a.n + r.b0, count);
+    }
+  };
+  // Two-shot: round c's reduced slices, loaded from their owners into this rank's output.
+  const auto gather = [&](std::uint32_t c) {
+    const round_part r = round_of(c);
+    for (int j = 0; j < P; ++j)
+      if (j != me) copy_range<T, W>(result_at(r, j), a.out + std::uint64_t(j) * a.slice + r.b0, part(r, slice_len(j)));
+  };
+  // One barrier a round. Round c + 1's stores into a staging region go out after barrier c: that region was last read
+  // in round c - 1, before its reader arrived at barrier c. The reduce-scatter sends them first, so that they travel
+  // while the block reduces round c; the all-reduces send them after round c's work: two-shot's loads of the reduced
+  // slices, queued behind a block's own stores over NVLink, ran slower (docs/PERFORMANCE.md, 4 x H100 sweep). Two-shot
+  // loads round c's reduced slices after barrier c + 1 (their owners wrote them before arriving there; the slot is
+  // written again in round c + 2, after barrier c + 2, which each reader reaches once it has loaded them), and one
+  // more barrier ends the call.
+  constexpr bool push_first = Op == peer_op::reduce_scatter;
+  push(0);
+  if (checking && !peers_agree()) return;
+  for (std::uint32_t c = 0; c < a.rounds; ++c) {
+    bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
+    if (push_first && c + 1 < a.rounds) push(c + 1);
+    if constexpr (Op == peer_op::two_shot)
+      if (c > 0) gather(c - 1);
+    finish(c);
+    if (!push_first && c + 1 < a.rounds) push(c + 1);
+  }
+  if constexpr (Op == peer_op::two_shot) {
+    bar.sync(ncclCoopCta(), ::cuda::memory_order_acq_rel);
+    gather(a.rounds - 1);
   }
 }
 

@@ -91,8 +91,9 @@ struct all_reduce_options {
   // sum_method::tree (the canonical order over ranks) or sum_method::exact (correctly rounded).
   sum_method method = sum_method::tree;
   // Bytes of the vector handled per pipeline step (all ranks' slices together), >= 1 and < 2^48; rounded to whole
-  // 16-byte vectors per rank. Speed only, never bits. The context keeps a window of about 3 * chunk_bytes (one-shot
-  // on P ranks: 3 (P - 1) * chunk_bytes) at most, less for smaller vectors.
+  // 16-byte vectors per rank. Speed only, never bits. The peer-memory kernels take at most 8 MiB a step for the
+  // all-reduce and 16 MiB for the reduce-scatter (the fastest measured; smaller values are honoured). The context
+  // keeps a window of about 3 * the step (one-shot on P ranks: 3 (P - 1) * the step) at most, less for smaller vectors.
   std::size_t chunk_bytes = std::size_t{32} << 20;
   nccl::transport transport = nccl::transport::automatic;
   peer_algorithm algorithm = peer_algorithm::automatic;
