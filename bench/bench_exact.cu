@@ -6,7 +6,10 @@
 // timings of one call each, workspaces preallocated; then the latency at n = 2^16.
 // `bench_exact profile [log2 n]` (for ncu: -k regex:exact_block): binary64 only, n = 2^24 by default, the uniform,
 // full range and ill-conditioned data sets, one call each, in the order it prints; the results are checked too.
-// Usage: bench_exact [reps]   (default 15)   |   bench_exact profile [log2 n]
+// `bench_exact sweep [reps]`: kernel 1's variants (contiguous or interleaved block partition, exact.interleave; load
+// flavours: plain, non-coherent without L1 allocation, with 256-byte L2 fetches) against CUB, the calls of every
+// variant and CUB interleaved within each repetition, each result checked; medians.
+// Usage: bench_exact [reps]   (default 15)   |   bench_exact profile [log2 n]   |   bench_exact sweep [reps]
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cub/device/device_reduce.cuh>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -168,12 +172,109 @@ bool profile(int log2n) {
   cudaFree(d);
   return ok;
 }
+// A type's default tuning with another load flavour (exact_load_kind) and block partition (exact_interleaved).
+template <class Base, int Load, bool Interleave>
+struct load_variant : Base {
+  static constexpr int load = Load;
+  static constexpr bool interleave = Interleave;
+};
+
+template <class Tune, class A, class T>
+void launch_variant(const T* d, std::size_t n, A* out, void* ws) {
+  long long* bl = nullptr;
+  unsigned* bf = nullptr;
+  const int blocks = dd::launch_exact_blocks<T, Tune>(d, n, ws, nullptr, bl, bf);
+  dd::launch_finishing_block(dd::exact_finish_kernel<A, T>, dd::exact_finish_threads, nullptr, "variant finish",
+                             static_cast<const long long*>(bl), static_cast<const unsigned*>(bf), blocks,
+                             std::uint64_t(n), out);
+}
+
+struct variant {
+  std::string name;
+  std::string tuning;
+  std::function<void()> call;
+};
+
+template <class A, class T>
+bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& sets) {
+  const std::size_t n = kBytes / sizeof(T);
+  T* d = nullptr;
+  A* d_out = nullptr;
+  peer_out<T>* d_peer = nullptr;
+  check(cudaMalloc(&d, kBytes), "cudaMalloc");
+  check(cudaMalloc(&d_out, sizeof(A)), "cudaMalloc");
+  check(cudaMalloc(&d_peer, sizeof(peer_out<T>)), "cudaMalloc");
+  const cuda::sum_options exact{.method = sum_method::exact};
+  std::size_t ws_bytes = 0;
+  cuda::sum<A>(nullptr, ws_bytes, d, d_out, n, nullptr, exact);
+  void* ws = nullptr;
+  check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
+  detred::bench::cub_sum_peer<T> cub(n);
+  std::vector<variant> vs;
+  auto lib = [&] { cuda::sum<A>(ws, ws_bytes, d, d_out, n, nullptr, exact); };
+  vs.push_back({"contiguous", "exact.interleave=0", lib});
+  vs.push_back({"streamed (key)", "exact.interleave=1", lib});
+  using Base = dd::exact_default_tuning<T>;
+  auto add = [&]<class Tune>(const char* name) {
+    vs.push_back({name, "", [&, n] { launch_variant<Tune, A, T>(d, n, d_out, ws); }});
+  };
+  add.template operator()<load_variant<Base, 0, false>>("same (direct)");
+  add.template operator()<load_variant<Base, 1, false>>("nc no-L1");
+  add.template operator()<load_variant<Base, 2, false>>("nc L2::256B");
+  add.template operator()<load_variant<Base, 0, true>>("interleave");
+  add.template operator()<load_variant<Base, 2, true>>("interl. 256B");
+  vs.push_back({"contiguous again", "exact.interleave=0", lib});
+  bool ok = true;
+  detred::bench::event_pair events;
+  for (test::exact_dataset set : sets) {
+    const A expected = fill<A>(d, n, set);
+    std::vector<std::vector<double>> t(vs.size() + 1);
+    std::vector<bool> same(vs.size(), true);
+    for (int r = -2; r < reps; ++r) {
+      for (std::size_t k = 0; k < vs.size(); ++k) {
+        cuda::detail::set_tuning_overrides(vs[k].tuning.c_str());
+        const double sec = events.seconds_per_call(vs[k].call, 1, nullptr);
+        if (r >= 0) t[k].push_back(sec);
+        A got;
+        check(cudaMemcpy(&got, d_out, sizeof(A), cudaMemcpyDeviceToHost), "copy");
+        same[k] = same[k] && raw(got) == raw(expected);
+      }
+      const double sec = events.seconds_per_call([&] { cub(d, d_peer, n); }, 1, nullptr);
+      if (r >= 0) t[vs.size()].push_back(sec);
+    }
+    cuda::detail::set_tuning_overrides(nullptr);
+    const double cub_ms = 1e3 * detred::bench::median(t[vs.size()]);
+    const double gb = double(kBytes) / 1e9;
+    std::printf("sweep %-4s %-10s CUB %7.1f GB/s (%.4f ms)\n", tname, test::name_of(set), gb / (cub_ms * 1e-3), cub_ms);
+    for (std::size_t k = 0; k < vs.size(); ++k) {
+      const double ms = 1e3 * detred::bench::median(t[k]);
+      std::printf("sweep %-4s %-10s %-16s %7.1f GB/s (%.4f ms)  exact/CUB %.3f  exact==ref %s\n", tname,
+                  test::name_of(set), vs[k].name.c_str(), gb / (ms * 1e-3), ms, cub_ms / ms, same[k] ? "yes" : "NO");
+      ok = ok && same[k];
+    }
+  }
+  cudaFree(ws);
+  cudaFree(d_peer);
+  cudaFree(d_out);
+  cudaFree(d);
+  return ok;
+}
 }  // namespace exact_bench
 
 int main(int argc, char** argv) {
   using namespace exact_bench;
   if (argc > 1 && std::string(argv[1]) == "profile") {
     const bool ok = profile(argc > 2 ? std::atoi(argv[2]) : 24);
+    std::printf("%s\n", ok ? "all exact results equal the reference" : "SOME EXACT RESULT DIFFERS");
+    return ok ? 0 : 1;
+  }
+  if (argc > 1 && std::string(argv[1]) == "sweep") {
+    const int reps = argc > 2 ? std::atoi(argv[2]) : 15;
+    using test::exact_dataset;
+    bool ok = sweep<float, float>("f32", reps, {exact_dataset::uniform, exact_dataset::full_range, exact_dataset::ill});
+    ok = sweep<double, double>("f64", reps, {exact_dataset::uniform, exact_dataset::full_range, exact_dataset::ill}) &&
+         ok;
+    ok = sweep<float, detred::half>("f16", reps, {exact_dataset::uniform, exact_dataset::full_range}) && ok;
     std::printf("%s\n", ok ? "all exact results equal the reference" : "SOME EXACT RESULT DIFFERS");
     return ok ? 0 : 1;
   }

@@ -27,7 +27,7 @@ bool same(const tuning& a, const tuning& b) {
          a.scan.block_threads_4 == b.scan.block_threads_4 && a.scan.items_per_thread_4 == b.scan.items_per_thread_4 &&
          a.scan.block_threads_8 == b.scan.block_threads_8 && a.scan.items_per_thread_8 == b.scan.items_per_thread_8 &&
          a.scan.prefetch_tiles == b.scan.prefetch_tiles && a.exact.waves == b.exact.waves &&
-         a.rows.block_row_threads == b.rows.block_row_threads;
+         a.exact.interleave == b.exact.interleave && a.rows.block_row_threads == b.rows.block_row_threads;
 }
 
 // tuning.hpp: "A device is classed by its peak DRAM bandwidth per SM ... standard below 32 GB/s per SM (...; also
@@ -83,7 +83,7 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   const tuning_parse_result r = parse_tuning_overrides(
       base,
       "sum.block_threads=128,,sum.depth=2,scan.threads4=128,scan.items4=16,scan.threads8=256,scan.items8=32,"
-      "scan.prefetch=264,exact.waves=4,rows.block_threads=512");
+      "scan.prefetch=264,exact.waves=4,exact.interleave=1,rows.block_threads=512");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.value.sum.block_threads, 128);
   EXPECT_EQ(r.value.sum.pass_depth, 2);
@@ -93,6 +93,7 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   EXPECT_EQ(r.value.scan.items_per_thread_8, 32);
   EXPECT_EQ(r.value.scan.prefetch_tiles, 264);
   EXPECT_EQ(r.value.exact.waves, 4);
+  EXPECT_EQ(r.value.exact.interleave, 1);
   EXPECT_EQ(r.value.rows.block_row_threads, 512);
   EXPECT_TRUE(parse_tuning_overrides(base, "").ok);
   EXPECT_TRUE(same(parse_tuning_overrides(base, "").value, base));
@@ -120,6 +121,7 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
                           "sum.depth=2,bogus=1",
                           "exact.waves=0",
                           "exact.waves=33",
+                          "exact.interleave=2",
                           "rows.block_threads=32",
                           "rows.block_threads=1056",
                           "rows.block_threads=100"}) {

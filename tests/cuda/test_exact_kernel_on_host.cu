@@ -44,7 +44,7 @@ exact_state<T> emulated_exact_state(const std::vector<T>& x, std::uint64_t wante
   std::vector<uint4> storage((n * sizeof(T) + 64) / sizeof(uint4) + 1);
   T* data = reinterpret_cast<T*>(storage.data()) + offset;
   if (n) std::memcpy(data, x.data(), n * sizeof(T));
-  const exact_partition part = exact_partition_for<T>(data, n, wanted);
+  const exact_partition part = exact_partition_for<T, Tune>(data, n, wanted);
   S total;
   std::vector<long long> limbs(std::size_t(C) * R * B);
   std::vector<double> bins(std::size_t(exact_float_bins::bin_count) * B);
@@ -52,7 +52,7 @@ exact_state<T> emulated_exact_state(const std::vector<T>& x, std::uint64_t wante
     unsigned flags = 0;
     for (int tid = 0; tid < B; ++tid)
       flags |= exact_thread_share<T, Tune>(limbs.data() + tid, bins.data() + tid, data, n, part.head, part.vectors,
-                                           part.per_block, block, tid);
+                                           exact_share<Tune>(part), block, tid);
     S state;
     for (int k = 0; k < L; ++k) {
       long long s = 0;
@@ -95,9 +95,10 @@ void expect_emulated_exact_tuned(const std::vector<T>& x, const exact_state<T>& 
     }
 }
 
-// The launches the host emulation runs: each type's default (the kernel's).
+// The launches the host emulation runs: each type's default and its streamed form (interleaved chunks; the load
+// flavour is device code only).
 template <class T>
-using host_tunings = std::tuple<exact_default_tuning<T>>;
+using host_tunings = std::tuple<exact_default_tuning<T>, exact_streamed_tuning<T>>;
 
 template <class A, class T>
 void expect_emulated_exact(const std::vector<T>& x, const char* what) {
@@ -480,6 +481,38 @@ TEST(CudaExactKernelOnHost, ExtractLevelsHeadroomIsKept) {
 // inside; the reference accumulator's own carries need the margin), extreme ones included, the
 // split limbs hold the same value (both normalised by the accumulator give the same state) and every limb but the top
 // lies in [-2^31, 2^32 + 2^31); 2^12 split states (exact_max_blocks) summed stay below 2^63 and normalise to 2^12
+// The interleaved partition's block bound (exact_partition_for with exact_streamed_tuning): every block's vectors,
+// counted from exact_thread_terms' rule (ceil(whole chunks / G) chunks, block 0 also the vectors after the last whole
+// chunk), stay within 2^30 / E, and the block count within the workspace's bound, for n up to 2^40 and any wanted
+// count. Planted: the partition without its two-chunk slack fails.
+template <class T>
+void expect_interleaved_blocks_within_the_limit() {
+  using Tune = exact_streamed_tuning<T>;
+  constexpr std::uint64_t E = exact_vector_elements<T>, chunk = std::uint64_t(Tune::unroll) * Tune::block_threads;
+  const std::uint64_t limit = (std::uint64_t{1} << 30) / E;
+  std::mt19937_64 rng(71);
+  const T* aligned = reinterpret_cast<const T*>(std::uintptr_t{1} << 20);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int log2n = 31 + int(rng() % 10);
+    std::uint64_t n = (std::uint64_t{1} << log2n) + rng() % (std::uint64_t{1} << log2n);
+    if (trial % 3 == 0) n = ((n / E) / limit) * limit * E + (rng() % 4) * chunk * E;  // whole multiples of the limit
+    if (n > (std::uint64_t{1} << 40)) n = std::uint64_t{1} << 40;
+    const std::uint64_t wanted = trial % 2 ? 1 : 1 + rng() % 300;
+    const exact_partition part =
+        exact_partition_for<T, Tune>(aligned, n, wanted < exact_block_bound(n) ? wanted : exact_block_bound(n));
+    ASSERT_LE(part.blocks, exact_block_bound(n)) << "n=" << n;
+    const std::uint64_t whole = part.vectors / chunk;
+    const std::uint64_t most = (whole + part.blocks - 1) / part.blocks * chunk + (part.vectors - whole * chunk);
+    ASSERT_LE(most, limit) << "n=" << n << " blocks=" << part.blocks << " wanted=" << wanted;
+  }
+}
+
+TEST(CudaExactKernelOnHost, InterleavedPartitionKeepsEachBlockWithinTheLimit) {
+  expect_interleaved_blocks_within_the_limit<float>();
+  expect_interleaved_blocks_within_the_limit<double>();
+  expect_interleaved_blocks_within_the_limit<half>();
+}
+
 // times the value.
 TEST(CudaExactKernelOnHost, SplitFormKeepsTheValueAndItsBounds) {
   using S = exact_accumulator<double>;

@@ -70,12 +70,14 @@ TEST(CudaExactSum, DataSetsEqualTheCpuAndTheReference) {
   });
 }
 
-// The block count (tuning.hpp's exact.waves: 1 to 32 waves of resident blocks, capped by the workspace's bound) is
-// speed only: the data sets at sizes that give one to thousands of blocks, with the CPU's bits for every count.
+// The block count (tuning.hpp's exact.waves: 1 to 32 waves of resident blocks, capped by the workspace's bound) and
+// the partition (exact.interleave: contiguous ranges, or the streamed form's interleaved chunks) are speed only: the
+// data sets at sizes that give one to thousands of blocks, with the CPU's bits for every setting.
 TEST(CudaExactSum, EveryBlockCountGivesTheCpuBits) {
   DETRED_SKIP_WITHOUT_GPU();
   const std::vector<std::size_t> sizes{4097, std::size_t{1} << 20, (std::size_t{1} << 22) + 5};
-  for (const char* waves : {"exact.waves=1", "exact.waves=2", "exact.waves=5", "exact.waves=32"}) {
+  for (const char* waves : {"exact.waves=1", "exact.waves=2", "exact.waves=5", "exact.waves=32", "exact.interleave=1",
+                            "exact.interleave=1,exact.waves=2", "exact.interleave=1,exact.waves=32"}) {
     ASSERT_TRUE(cuda::detail::set_tuning_overrides(waves));
     for_each_type_pair([&]<class A, class T>() {
       for (exact_dataset d : {exact_dataset::uniform, exact_dataset::full_range})
@@ -88,6 +90,22 @@ TEST(CudaExactSum, EveryBlockCountGivesTheCpuBits) {
         }
     });
   }
+  ASSERT_TRUE(cuda::detail::set_tuning_overrides(nullptr));
+}
+
+// The streamed form (exact.interleave=1: interleaved chunks, 256-byte L2 fetches, the NaN rescan through the same
+// partition) on the edge cases and the data sets, at offsets 0, 1 and 3 (heads, tails and the leftover vectors
+// after the last whole chunk).
+TEST(CudaExactSum, StreamedFormEqualsTheCpuAndTheReference) {
+  DETRED_SKIP_WITHOUT_GPU();
+  ASSERT_TRUE(cuda::detail::set_tuning_overrides("exact.interleave=1"));
+  const std::vector<std::size_t> sizes{
+      1, 31, 4097, std::size_t{1} << 16, (std::size_t{1} << 18) + 77, (std::size_t{1} << 22) + 5};
+  for_each_type_pair([&]<class A, class T>() {
+    for (const auto& [name, x] : exact_edge_cases<T>()) expect_gpu_exact<A, T>(x, name);
+    for (exact_dataset d : all_exact_datasets)
+      for (std::size_t n : sizes) expect_gpu_exact<A, T>(exact_data<T>(d, n, 3 * n + 1), name_of(d));
+  });
   ASSERT_TRUE(cuda::detail::set_tuning_overrides(nullptr));
 }
 

@@ -86,6 +86,15 @@ struct exact_extract_tuning {
 };
 template <class T>
 using exact_default_tuning = std::conditional_t<std::same_as<T, double>, exact_extract_tuning<T>, exact_bins_tuning<T>>;
+// Kernel 1's streamed form (tuning.hpp exact.interleave=1): the type's default algorithm and steps, with the blocks
+// taking interleaved chunks of U B vectors (the whole grid reads one narrow band of the input at a time instead of
+// one stream a block) and the loads asking L2 for 256-byte blocks (exact_load kind 2). Every term is still added once,
+// exactly, by one thread: the same bits. docs/EXACT.md "Kernel 1: the partition".
+template <class T>
+struct exact_streamed_tuning : exact_default_tuning<T> {
+  static constexpr int load = 2;
+  static constexpr bool interleave = true;
+};
 
 // Widens a binary16 to binary32 bits exactly. In device code the conversion instruction (exact, PTX ISA cvt.f32.f16;
 // a NaN stays a NaN); on the host, and in the test that checks all 65536 patterns, the integer version.
@@ -141,6 +150,49 @@ inline constexpr int exact_vector_elements = int(16 / sizeof(T));
 template <class T, class Tune = exact_default_tuning<T>>
 inline constexpr std::size_t exact_shared_bytes = Tune::shared_bytes;
 
+// Kernel 1's load flavour (Tune::load, default 0): 0 a plain 16-byte load; 1 the non-coherent path without L1
+// allocation; 2 the same with L2 fetching 256-byte blocks. Speed only: the vector read is the same.
+template <class Tune>
+inline constexpr int exact_load_kind = [] {
+  if constexpr (requires { Tune::load; })
+    return int(Tune::load);
+  else
+    return 0;
+}();
+// Kernel 1's block partition (Tune::interleave, default false): false, block b takes a contiguous range of vectors;
+// true, block b takes the chunks of U * B vectors b, b + G, b + 2G, ... (G blocks) and block 0 the vectors after the
+// last whole chunk. Speed only: every vector is still taken by exactly one thread.
+template <class Tune>
+inline constexpr bool exact_interleaved = [] {
+  if constexpr (requires { Tune::interleave; })
+    return bool(Tune::interleave);
+  else
+    return false;
+}();
+
+template <int Kind>
+DETRED_HD DETRED_INLINE uint4 exact_load(const uint4* p) {
+#ifdef __CUDA_ARCH__
+  if constexpr (Kind == 1) {
+    uint4 r;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+    return r;
+  } else if constexpr (Kind == 2) {
+    uint4 r;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+    return r;
+  } else {
+    return *p;
+  }
+#else
+  return *p;
+#endif
+}
+
 // A whole step of U vectors by the thread's window when every term lies in it, for a thread that tests steps at once
 // (exact_extract_thread::try_window_step): true when it took them; false (nothing added) otherwise.
 template <class Thread, int U>
@@ -152,24 +204,32 @@ DETRED_HD DETRED_INLINE bool exact_try_window_step(Thread& th, const uint4 (&v)[
 }
 
 // Thread `tid`'s share of block `block` (host and device: tests/cuda/test_exact_kernel_on_host.cu runs it on the CPU):
-// the vectors block * per_block + tid + k * Tune::block_threads below the block's end, and for block 0 the elements
+// contiguous partition, `share` = vectors a block: the vectors block * share + tid + k * Tune::block_threads below
+// the block's end; interleaved partition (exact_interleaved<Tune>), `share` = the block count G: in each chunk
+// c = block + j G of U B vectors (U = Tune::unroll, B = Tune::block_threads) below the last whole chunk, the vectors
+// c U B + tid + u B, and for block 0 the vectors tid + k B after the last whole chunk. Block 0 also takes the elements
 // tid of the head [0, head) and of the tail [head + E * vectors, n). The vectors start at x + head, 16-byte aligned.
 // Ends with the window deposited and the thread's flags complete.
 template <class T, class Tune, class Thread>
 DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict__ x, std::uint64_t n,
-                                                std::uint64_t head, std::uint64_t vectors, std::uint64_t per_block,
+                                                std::uint64_t head, std::uint64_t vectors, std::uint64_t share,
                                                 std::uint64_t block, int tid) {
   constexpr int E = exact_vector_elements<T>;
   constexpr int U = Tune::unroll;
   constexpr int B = Tune::block_threads;
+  constexpr int LK = exact_load_kind<Tune>;
+  constexpr bool interleave = exact_interleaved<Tune>;
   const uint4* __restrict__ v = reinterpret_cast<const uint4*>(x + head);
-  const std::uint64_t begin = block * per_block;
-  const std::uint64_t end = begin + per_block < vectors ? begin + per_block : vectors;
+  // The thread's steps: from `begin` + tid, `stride` vectors apart, below `end`.
+  constexpr std::uint64_t chunk = std::uint64_t(U) * B;
+  const std::uint64_t begin = interleave ? block * chunk : block * share;
+  std::uint64_t end = interleave ? vectors / chunk * chunk : begin + share < vectors ? begin + share : vectors;
+  const std::uint64_t stride = interleave ? share * chunk : chunk;
   std::uint64_t i = begin + std::uint64_t(tid);
   if (i + std::uint64_t(U - 1) * B < end) {
     uint4 next[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
+    for (int u = 0; u < U; ++u) next[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
     uint4 cur[U];
     bool more = true;
     // `mode`: none, or exact_all_slow_step for a step whose vectors all take the slow path (extract_levels).
@@ -190,11 +250,11 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
     auto advance = [&] {
 #pragma unroll
       for (int u = 0; u < U; ++u) cur[u] = next[u];
-      i += std::uint64_t(U) * B;
+      i += stride;
       more = i + std::uint64_t(U - 1) * B < end;
       if (more) {
 #pragma unroll
-        for (int u = 0; u < U; ++u) next[u] = v[i + std::uint64_t(u) * B];
+        for (int u = 0; u < U; ++u) next[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
       }
       th.reserve(U * E);
     };
@@ -221,6 +281,10 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         }
       }
     }
+  }
+  if constexpr (interleave) {
+    i = block == 0 ? end + std::uint64_t(tid) : vectors;
+    end = vectors;
   }
   for (; i < end; i += B) {
     const uint4 c = v[i];
@@ -264,25 +328,49 @@ DETRED_HD unsigned exact_special_flags(const T* __restrict__ x, std::uint64_t n,
   return flags;
 }
 
+// A "thread" for exact_thread_terms that only ORs its terms' NaN and infinity flags (the rescan of an interleaved
+// partition).
+template <int B>
+struct exact_special_scan {
+  unsigned flags = 0;
+  DETRED_HD DETRED_INLINE void add(unsigned b, int = 0) { flags |= exact_bins_thread<B>::special_flags(b); }
+  template <int E>
+  DETRED_HD DETRED_INLINE void add_vector(const unsigned (&b)[E], int) {
+#pragma unroll
+    for (int j = 0; j < E; ++j) add(b[j]);
+  }
+  DETRED_HD DETRED_INLINE void reserve(unsigned) {}
+  DETRED_HD DETRED_INLINE void deposit() {}
+};
+
 // One thread's whole share with its type's algorithm, flags complete; `limbs`, `bins`: the thread's shared-memory
 // rows (bins unused by extract_levels). Returns the flags.
 template <class T, class Tune>
 DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bins, const T* __restrict__ x,
                                                     std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
-                                                    std::uint64_t per_block, std::uint64_t block, int tid) {
+                                                    std::uint64_t share, std::uint64_t block, int tid) {
   constexpr int B = Tune::block_threads;
   if constexpr (Tune::algorithm == exact_block_algorithm::exponent_bins) {
     exact_bins_thread<B> th{limbs, bins};
     th.clear();
-    exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
-    if (th.rescan) th.flags |= exact_special_flags<T, B>(x, n, head, vectors, per_block, block, tid);
+    exact_thread_terms<T, Tune>(th, x, n, head, vectors, share, block, tid);
+    if (th.rescan) {
+      if constexpr (exact_interleaved<Tune>) {
+        // The same terms through the same partition, each term's NaN / infinity flags ORed.
+        exact_special_scan<B> scan;
+        exact_thread_terms<T, Tune>(scan, x, n, head, vectors, share, block, tid);
+        th.flags |= scan.flags;
+      } else {
+        th.flags |= exact_special_flags<T, B>(x, n, head, vectors, share, block, tid);
+      }
+    }
     return th.flags;
   } else {
     static_assert(Tune::algorithm == exact_block_algorithm::extract_levels);
     exact_extract_thread<Tune::levels, B, Tune::slow_run, Tune::step_test> th{limbs};
 #pragma unroll 1
     for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
-    exact_thread_terms<T, Tune>(th, x, n, head, vectors, per_block, block, tid);
+    exact_thread_terms<T, Tune>(th, x, n, head, vectors, share, block, tid);
     return th.flags;
   }
 }
@@ -293,7 +381,10 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
 struct exact_partition {
   std::uint64_t head, vectors, per_block, blocks;
 };
-template <class T>
+// Interleaved partitions (exact_interleaved<Tune>) keep two chunks of U B vectors below that limit: a block then takes
+// at most ceil(whole chunks / G) chunks, at most vectors / G + 1 chunk, and block 0 fewer than one chunk more, so each
+// block stays within 2^30 / E vectors as well (for n <= 2^40 the block count this needs fits the workspace's bound).
+template <class T, class Tune = exact_default_tuning<T>>
 exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t wanted) {
   constexpr std::uint64_t E = exact_vector_elements<T>;
   exact_partition p{};
@@ -302,12 +393,20 @@ exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t w
   if (p.head > n) p.head = n;
   p.vectors = (n - p.head) / E;
   std::uint64_t blocks = wanted < 1 ? 1 : wanted;
-  const std::uint64_t max_per_block = (std::uint64_t{1} << 30) / E;
+  constexpr std::uint64_t slack = exact_interleaved<Tune> ? 2 * std::uint64_t(Tune::unroll) * Tune::block_threads : 0;
+  const std::uint64_t max_per_block = (std::uint64_t{1} << 30) / E - slack;
   const std::uint64_t at_least = (p.vectors + max_per_block - 1) / max_per_block;
   if (blocks < at_least) blocks = at_least;
   p.per_block = p.vectors == 0 ? 1 : (p.vectors + blocks - 1) / blocks;
   p.blocks = p.vectors == 0 ? 1 : (p.vectors + p.per_block - 1) / p.per_block;
   return p;
+}
+
+// The kernel's `share` argument (exact_thread_terms): the vectors a block for a contiguous partition, the block count
+// for an interleaved one.
+template <class Tune>
+std::uint64_t exact_share(const exact_partition& p) {
+  return exact_interleaved<Tune> ? p.blocks : p.per_block;
 }
 
 // Limb k of the split form of L limbs s (each |s_k| < 2^63): s_k's low 32 bits plus s_{k-1}'s bits from 2^32 up
@@ -325,7 +424,7 @@ DETRED_HD DETRED_INLINE long long exact_split_limb(const long long* s, int k) {
 template <class T, class Tune = exact_default_tuning<T>>
 __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
     exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
-                       std::uint64_t per_block, long long* block_limbs, unsigned* block_flags) {
+                       std::uint64_t share, long long* block_limbs, unsigned* block_flags) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
   constexpr int B = Tune::block_threads;
@@ -345,7 +444,7 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
 
   const unsigned thread_flags =
       exact_thread_share<T, Tune>(exact_limbs + tid, reinterpret_cast<double*>(exact_limbs + C * R * B) + tid, x, n,
-                                  head, vectors, per_block, blockIdx.x, tid);
+                                  head, vectors, share, blockIdx.x, tid);
   const unsigned flags = __reduce_or_sync(0xffffffffu, thread_flags);
   __syncthreads();
   if (lane == 0 && flags) atomicOr(&shared_flags, flags);
@@ -488,25 +587,34 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
   constexpr int L = S::limb_count;
   // `waves` times the blocks the device keeps resident (tuning.hpp), no more than the workspace bound
   // (exact_partition_for keeps each block within 2^30 terms; that many blocks fit the bound for n <= 2^42).
-  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune>()) * std::uint64_t(current_tuning().exact.waves);
+  const exact_tuning tune = current_tuning().exact;
+  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune>()) * std::uint64_t(tune.waves);
   if (wanted > exact_block_bound(n)) wanted = exact_block_bound(n);
-  const exact_partition part = exact_partition_for(d_in, n, wanted);
+  const exact_partition part = exact_partition_for<T, Tune>(d_in, n, wanted);
   const std::uint64_t blocks = part.blocks;
   unsigned char* base = static_cast<unsigned char*>(d_workspace) + workspace_header_bytes;
   block_limbs = reinterpret_cast<long long*>(base);
   block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
   exact_block_kernel<T, Tune><<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
-      d_in, n, part.head, part.vectors, part.per_block, block_limbs, block_flags);
+      d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags);
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
   return int(blocks);
+}
+
+// Kernel 1 in the form the tuning asks for: the streamed form (exact.interleave=1) for n <= 2^40, else the default.
+template <class T>
+int launch_exact_blocks_tuned(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream,
+                              long long*& block_limbs, unsigned*& block_flags) {
+  if (current_tuning().exact.interleave && n <= (std::uint64_t{1} << 40))
+    return launch_exact_blocks<T, exact_streamed_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+  return launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
 }
 
 template <class A, class T>
 void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
   long long* block_limbs = nullptr;
   unsigned* block_flags = nullptr;
-  const int blocks =
-      launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+  const int blocks = launch_exact_blocks_tuned<T>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   launch_finishing_block(exact_finish_kernel<A, T>, exact_finish_threads, stream,
                          "cuda::sum (exact): finishing kernel launch", static_cast<const long long*>(block_limbs),
                          static_cast<const unsigned*>(block_flags), blocks, n, d_out);
@@ -518,8 +626,7 @@ template <class T>
 void launch_exact_state(const T* d_in, std::uint64_t n, long long* d_state, void* d_workspace, cudaStream_t stream) {
   long long* block_limbs = nullptr;
   unsigned* block_flags = nullptr;
-  const int blocks =
-      launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+  const int blocks = launch_exact_blocks_tuned<T>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   launch_finishing_block(exact_state_kernel<T>, exact_finish_threads, stream, "cuda::sum (exact): state kernel launch",
                          static_cast<const long long*>(block_limbs), static_cast<const unsigned*>(block_flags), blocks,
                          n, d_state);

@@ -72,8 +72,11 @@ struct scan_tuning {
 
 // The exact sum (src/cuda/exact/): kernel 1's block count, in waves of the blocks the device keeps resident (capped
 // by the workspace's bound, exact_block_bound(n)). Speed only: the exact sum's bits never depend on the grid.
+// interleave = 1: kernel 1 runs its streamed form (exact_streamed_tuning: block b takes the chunks b, b + G, ... of
+// a step's vectors, read with 256-byte L2 fetches) for n <= 2^40; 0: each block takes a contiguous range.
 struct exact_tuning {
   int waves = 1;
+  int interleave = 0;
 };
 
 // The row family (src/cuda/rows/): threads a block of the shared-memory log-sum-exp kernel (softmax, log_softmax and
@@ -114,7 +117,7 @@ struct tuning_parse_result {
 // Applies a comma-separated list of key=value overrides to `base` (empty: base unchanged). Keys and their ranges:
 //   sum.block_threads (32..256, a multiple of 32), sum.depth (1, 2),
 //   scan.threads4, scan.threads8 (32, 64, 128, 256), scan.items4, scan.items8 (4, 8, 16, 32), scan.prefetch (0..4096),
-//   exact.waves (1..32), rows.block_threads (0: the default, or 64..1024, a multiple of 32).
+//   exact.waves (1..32), exact.interleave (0, 1), rows.block_threads (0: the default, or 64..1024, a multiple of 32).
 // A value outside its key's range, an unknown key or a malformed token leaves `base` as it was and reports the token.
 inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::string_view spec) {
   tuning_parse_result r{base, true, {}};
@@ -166,6 +169,8 @@ inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::strin
       t.scan.prefetch_tiles = v;
     else if (key == "exact.waves" && v >= 1 && v <= 32)
       t.exact.waves = v;
+    else if (key == "exact.interleave" && one_of(v, {0, 1}))
+      t.exact.interleave = v;
     else if (key == "rows.block_threads" && (v == 0 || (v >= 64 && v <= 1024 && v % 32 == 0)))
       t.rows.block_row_threads = v;
     else
