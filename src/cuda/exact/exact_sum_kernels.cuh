@@ -575,14 +575,11 @@ int exact_resident_blocks() {
   return cached_blocks;
 }
 
-// Kernel 1 over d_in[0..n) with a chosen tuning: one normalised state per block in the workspace. Returns the block
-// count and where the states are.
+// Kernel 1 over d_in[0..n) (n <= 2^42, checked by the caller) with a chosen tuning: one normalised state per block in
+// the workspace. Returns the block count and where the states are.
 template <class T, class Tune>
 int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream, long long*& block_limbs,
                         unsigned*& block_flags) {
-  if (n > exact_max_n)
-    detred::detail::throw_invalid("cuda::sum", "sum_method::exact takes at most 2^42 terms per call (" +
-                                                   std::to_string(n) + " given); merge exact_accumulator states");
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
   // `waves` times the blocks the device keeps resident (tuning.hpp), no more than the workspace bound
@@ -602,9 +599,13 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
 }
 
 // Kernel 1 in the form the tuning asks for: the streamed form (exact.interleave=1) for n <= 2^40, else the default.
+// More than 2^42 terms are refused first, before any CUDA call.
 template <class T>
 int launch_exact_blocks_tuned(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream,
                               long long*& block_limbs, unsigned*& block_flags) {
+  if (n > exact_max_n)
+    detred::detail::throw_invalid("cuda::sum", "sum_method::exact takes at most 2^42 terms per call (" +
+                                                   std::to_string(n) + " given); merge exact_accumulator states");
   if (current_tuning().exact.interleave && n <= (std::uint64_t{1} << 40))
     return launch_exact_blocks<T, exact_streamed_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   return launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
