@@ -144,6 +144,54 @@ TEST(NormsCuda, RegisterResidentRowsSameBitsAsTheCpu) {
     }
 }
 
+// rmsnorm_backward's one-pass form (register-resident rows, dweight reduced over aligned chunks of 32 rows in the dx
+// kernel, a second level of chunks over their roots, the last partial chunk's rows from dy and x): the CPU's bits
+// for row counts below, at and past a chunk and past the second level, with and without a tail, grid-strided.
+TEST(NormsCuda, RmsNormOnePassBackwardSameBitsAsTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const bool quick = test::rows_quick();
+  for (std::uint64_t rows : {31ull, 32ull, 97ull, 256ull, 1000ull, 2083ull}) {
+    if (quick && rows != 97 && rows != 1000) continue;
+    for (std::uint64_t c : {264ull, 2048ull, 4096ull}) {
+      SCOPED_TRACE(testing::Message() << rows << " x " << c);
+      const std::uint64_t n = rows * c;
+      const std::vector<bfloat16> x = test::random_values<bfloat16>(n, rows + c),
+                                  dy = test::random_values<bfloat16>(n, 5), w = test::random_values<bfloat16>(c, 9);
+      std::vector<float> rstd(rows), dweight(c);
+      std::vector<bfloat16> out(n), dx(n);
+      rmsnorm_forward(x.data(), w.data(), out.data(), rstd.data(), dense_rows(rows, c), 1e-5f);
+      rmsnorm_backward(dy.data(), x.data(), w.data(), rstd.data(), dx.data(), dweight.data(), dense_rows(rows, c));
+      device_array<bfloat16> d_x(n), d_dy(n), d_w(c), d_dx(n);
+      device_array<float> d_rstd(rows), d_dw(c);
+      to_device(d_x, x), to_device(d_dy, dy), to_device(d_w, w), to_device(d_rstd, rstd);
+      for (int grid : {0, 3}) {
+        if (quick && grid != 0) continue;
+        with_workspace([&](void* ws, std::size_t& bytes) {
+          cuda::rmsnorm_backward(ws, bytes, d_dy.ptr, d_x.ptr, d_w.ptr, d_rstd.ptr, d_dx.ptr, d_dw.ptr,
+                                 dense_rows(rows, c), nullptr, {.grid_blocks = grid});
+        });
+        expect_same_bits(to_host(d_dx.ptr, n), dx, "rmsnorm dx");
+        expect_same_bits(to_host(d_dw.ptr, c), dweight, "rmsnorm dweight");
+      }
+      // float rows of the same bytes (half the elements): the float instantiation of the one-pass form.
+      const std::uint64_t cf = c / 2, nf = rows * cf;
+      const std::vector<float> xf = test::random_values<float>(nf, rows), dyf = test::random_values<float>(nf, 7),
+                               wf = test::random_values<float>(cf, 11);
+      std::vector<float> outf(nf), dxf(nf), rstdf(rows), dwf(cf);
+      rmsnorm_forward(xf.data(), wf.data(), outf.data(), rstdf.data(), dense_rows(rows, cf), 1e-5f);
+      rmsnorm_backward(dyf.data(), xf.data(), wf.data(), rstdf.data(), dxf.data(), dwf.data(), dense_rows(rows, cf));
+      device_array<float> d_xf(nf), d_dyf(nf), d_wf(cf), d_dxf(nf), d_rstdf(rows), d_dwf(cf);
+      to_device(d_xf, xf), to_device(d_dyf, dyf), to_device(d_wf, wf), to_device(d_rstdf, rstdf);
+      with_workspace([&](void* ws, std::size_t& bytes) {
+        cuda::rmsnorm_backward(ws, bytes, d_dyf.ptr, d_xf.ptr, d_wf.ptr, d_rstdf.ptr, d_dxf.ptr, d_dwf.ptr,
+                               dense_rows(rows, cf));
+      });
+      expect_same_bits(to_host(d_dxf.ptr, nf), dxf, "rmsnorm dx (float)");
+      expect_same_bits(to_host(d_dwf.ptr, cf), dwf, "rmsnorm dweight (float)");
+    }
+  }
+}
+
 TEST(NormsCuda, BatchInvariantLayerNorm) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t rows = 257, c = 768;

@@ -55,28 +55,48 @@ struct column_out {
   __device__ __forceinline__ void store(std::uint64_t j, float v) const { out[j] = v; }
 };
 
-template <class Source, class Out>
-__global__ void __launch_bounds__(256)
-    column_finish_kernel(Source source, std::uint64_t rows, std::uint64_t cols, int chunk_level, std::uint64_t chunks,
-                         const float* __restrict__ roots, Out out) {
+// Chunk roots of one level: roots[i * cols + j] is column j's root of rows [i 2^level, (i + 1) 2^level), for i in
+// [from, to); every such chunk an aligned complete subtree of the column's canonical tree.
+struct chunk_roots_range {
+  const float* roots;
+  int level;
+  std::uint64_t from, to;
+};
+
+// Pushes column j's roots of r into the counter in row order: 32 at a time as one complete tree of level + 5 where
+// 32 aligned ones remain, one at a time otherwise.
+template <class Counter>
+__device__ __forceinline__ void push_chunk_roots(Counter& counter, const chunk_roots_range& r, std::uint64_t cols,
+                                                 std::uint64_t j) {
   using Acc = plain_accumulator<float>;
-  const std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (j >= cols) return;
-  binary_counter<Acc, merge_accumulators> counter;
-  std::uint64_t c = 0;
-  for (; c + 32 <= chunks; c += 32) {
+  std::uint64_t c = r.from;
+  for (; c < r.to && c % 32 != 0; ++c) counter.push(Acc::from_value(r.roots[c * cols + j]), r.level);
+  for (; c + 32 <= r.to; c += 32) {
     float v[32];
 #pragma unroll
-    for (int i = 0; i < 32; ++i) v[i] = roots[(c + i) * cols + j];
+    for (int i = 0; i < 32; ++i) v[i] = r.roots[(c + i) * cols + j];
 #pragma unroll
     for (int width = 32; width > 1; width /= 2) {
 #pragma unroll
       for (int i = 0; i < width / 2; ++i) v[i] = v[2 * i] + v[2 * i + 1];
     }
-    counter.push(Acc::from_value(v[0]), chunk_level + 5);
+    counter.push(Acc::from_value(v[0]), r.level + 5);
   }
-  for (; c < chunks; ++c) counter.push(Acc::from_value(roots[c * cols + j]), chunk_level);
-  for (std::uint64_t i = chunks << chunk_level; i < rows; ++i) {
+  for (; c < r.to; ++c) counter.push(Acc::from_value(r.roots[c * cols + j]), r.level);
+}
+
+// One thread a column: the coarse chunk roots, then the fine ones after them, then the rows after the fine ones
+// (from the Source) pushed into the binary counter, left-folded: the canonical order over the row index.
+template <class Source, class Out>
+__global__ void __launch_bounds__(256) column_finish_kernel(Source source, std::uint64_t rows, std::uint64_t cols,
+                                                            chunk_roots_range coarse, chunk_roots_range fine, Out out) {
+  using Acc = plain_accumulator<float>;
+  const std::uint64_t j = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  binary_counter<Acc, merge_accumulators> counter;
+  push_chunk_roots(counter, coarse, cols, j);
+  push_chunk_roots(counter, fine, cols, j);
+  for (std::uint64_t i = fine.to << fine.level; i < rows; ++i) {
     float v[1];
     source.template load<1, false>(i, j, v);
     counter.push(Acc::from_value(v[0]), 0);
@@ -132,8 +152,33 @@ void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_
     }
     check(cudaGetLastError(), what);
   }
-  column_finish_kernel<Source, Out>
-      <<<unsigned((cols + 255) / 256), 256, 0, stream>>>(source, rows, cols, k, chunks, roots, out);
+  column_finish_kernel<Source, Out><<<unsigned((cols + 255) / 256), 256, 0, stream>>>(
+      source, rows, cols, chunk_roots_range{roots, k, 0, chunks}, chunk_roots_range{roots, k, chunks, chunks}, out);
+  check(cudaGetLastError(), what);
+}
+
+// Column sums of a Source whose first (rows >> level) chunks of 2^level rows already have their roots in `roots`
+// (roots[i * cols + j], cols a multiple of 4, roots 16-byte aligned): a second level of chunks over those roots into
+// second_roots (column_workspace_bytes(rows >> level, cols) bytes), then the finish, which adds the rows after the
+// last full chunk from the Source. The same tree as launch_column_reduce's.
+template <class T, class Source>
+void launch_column_reduce_of_roots(const Source& source, std::uint64_t rows, std::uint64_t cols, const float* roots,
+                                   int level, float* second_roots, float* d_out, cudaStream_t stream,
+                                   const char* what) {
+  if (cols == 0) return;
+  const std::uint64_t chunks = rows >> level;
+  const int k = chosen_chunk_level(chunks, cols, column_options{});
+  const std::uint64_t coarse = chunks >> k;
+  if (coarse > 0) {
+    constexpr int threads = 256;
+    const dim3 grid(unsigned((cols / 4 + threads - 1) / threads), unsigned(coarse < 65535 ? coarse : 65535));
+    column_chunks_kernel<matrix_columns<float>, 4, true>
+        <<<grid, threads, 0, stream>>>(matrix_columns<float>{roots, cols}, cols, k, coarse, second_roots);
+    check(cudaGetLastError(), what);
+  }
+  column_finish_kernel<Source, column_out><<<unsigned((cols + 255) / 256), 256, 0, stream>>>(
+      source, rows, cols, chunk_roots_range{second_roots, level + k, 0, coarse},
+      chunk_roots_range{roots, level, coarse << k, chunks}, column_out{d_out});
   check(cudaGetLastError(), what);
 }
 

@@ -1,6 +1,7 @@
 // The kernels behind include/detred/cuda/norms.hpp: one warp per row (grid-stride), the row's reductions by
 // warp_row_root, outputs by the formulas of detred/rows/norm_formulas.hpp; 16-byte loads and stores where the rows
-// are aligned, element by element otherwise. dweight: the column reduction of src/cuda/rows/columns.cuh.
+// are aligned, element by element otherwise. RMSNorm's backward entry point, which adds dweight's column reduction
+// (src/cuda/rows/columns.cuh), is in rmsnorm_backward.cuh.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -83,7 +84,8 @@ __global__ void __launch_bounds__(256)
 // Rows of at most Segs full segments (32 V elements each) plus a tail, 16-byte aligned: the warp loads the row's
 // segments into registers once (Segs 16-byte loads in flight per lane), takes its reductions from there with
 // warp_registers_row_root (the same order, so the same bits, as warp_row_root) and writes the output from there: one
-// read of x from memory instead of three (LayerNorm) or two (RMSNorm). The tail (< 32 V elements) is read from memory.
+// read of x from memory instead of three (LayerNorm) or two (RMSNorm). The tail (< 32 V elements) is read from
+// memory.
 template <class T, int Segs>
 __device__ __forceinline__ void load_row_segments(const T* __restrict__ row, int segments, uint4 (&raw)[Segs]) {
   constexpr int V = tile_shape<T>::vector_elements;
@@ -270,54 +272,76 @@ __device__ __forceinline__ Acc registers_leaves_root(const Make& make, const T* 
   return counter.fold();
 }
 
-// Register-resident rmsnorm dx (rows of at most Segs full segments plus a tail, every array 16-byte aligned): dy and
-// x are read once into registers, the dot sum(w dy x) taken from there (norms::weighted_dot_leaf's leaves, the same
-// order) and dx written from there.
+// Where a register-resident rmsnorm dx row may also put its dweight leaves (dy x) rstd: nowhere (no_leaves), or a
+// buffer of the row's c floats (rmsnorm_backward.cuh). vector<V>(i, dy, x, rstd) takes elements i .. i + V - 1.
+struct no_leaves {
+  template <int V, class T>
+  __device__ __forceinline__ void vector(std::uint64_t, const T (&)[V], const T (&)[V], float) const {}
+  template <class T>
+  __device__ __forceinline__ void scalar(std::uint64_t, T, T, float) const {}
+};
+
+// One row of dy and x in registers: its full segments (Segs at most), 16-byte loads, all in flight at once.
 template <class T, int Segs>
-__global__ void __launch_bounds__(256)
-    rmsnorm_dx_registers_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,
-                                const float* __restrict__ rstd, std::uint64_t rows, std::uint64_t c,
-                                T* __restrict__ dx) {
+struct rmsnorm_dx_row_registers {
+  uint4 dy[Segs], x[Segs];
+  __device__ __forceinline__ void load(const T* __restrict__ dy_rows, const T* __restrict__ x_rows, std::uint64_t t,
+                                       std::uint64_t c) {
+    const int segments = int(c / (32 * tile_shape<T>::vector_elements));
+    load_row_segments<T, Segs>(dy_rows + t * c, segments, dy);
+    load_row_segments<T, Segs>(x_rows + t * c, segments, x);
+  }
+};
+
+// Register-resident rmsnorm dx of row t (a row of at most Segs full segments plus a tail, every array 16-byte
+// aligned), by the calling warp, from the row's dy and x already loaded into r: the dot sum(w dy x) (norms::
+// weighted_dot_leaf's leaves, the same order), dx written from the registers, and every element's dweight leaf handed
+// to leaves. Splitting the loads from the rest lets a caller issue the next row's loads early.
+template <class T, int Segs, class Leaves>
+__device__ __forceinline__ void rmsnorm_dx_registers_row(const rmsnorm_dx_row_registers<T, Segs>& r,
+                                                         const T* __restrict__ dy, const T* __restrict__ x,
+                                                         const T* __restrict__ w, const float* __restrict__ rstd,
+                                                         std::uint64_t t, std::uint64_t c, T* __restrict__ dx,
+                                                         const Leaves& leaves) {
   using Acc = plain_accumulator<float>;
   constexpr int V = tile_shape<T>::vector_elements;
   const int lane = threadIdx.x & 31;
   const int segments = int(c / (32 * V));
   const std::uint64_t at = std::uint64_t(segments) * 32 * V;
-  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
-  for (std::uint64_t t = warp; t < rows; t += warps) {
-    const T* g = dy + t * c;
-    const T* xr = x + t * c;
-    uint4 rdy[Segs], rx[Segs];
-    load_row_segments<T, Segs>(g, segments, rdy);
-    load_row_segments<T, Segs>(xr, segments, rx);
-    const auto make = [&](int s, Acc(&node)[V]) {
-      T ed[V], ex[V], ew[V];
+  const T* g = dy + t * c;
+  const T* xr = x + t * c;
+  const uint4(&rdy)[Segs] = r.dy;
+  const uint4(&rx)[Segs] = r.x;
+  const auto make = [&](int s, Acc(&node)[V]) {
+    T ed[V], ex[V], ew[V];
+    std::memcpy(ed, &rdy[s], sizeof(ed));
+    std::memcpy(ex, &rx[s], sizeof(ex));
+    load_vector(w + std::uint64_t(s * 32 + lane) * V, ew);
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+      node[k] = Acc::from_value((widen<float>(ew[k]) * widen<float>(ed[k])) * widen<float>(ex[k]));
+  };
+  const float dot = registers_leaves_root<Acc, T, Segs>(make, g, c, norms::weighted_dot_leaf<T>{w, xr}).result();
+  const float rs = rstd[t];
+  const float k = norms::rmsnorm_backward_k(rs, dot, c);
+  T* o = dx + t * c;
+#pragma unroll
+  for (int s = 0; s < Segs; ++s) {
+    if (s < segments) {
+      const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
+      T ed[V], ex[V], ew[V], eo[V];
       std::memcpy(ed, &rdy[s], sizeof(ed));
       std::memcpy(ex, &rx[s], sizeof(ex));
-      load_vector(w + std::uint64_t(s * 32 + lane) * V, ew);
+      load_vector(w + i, ew);
 #pragma unroll
-      for (int k = 0; k < V; ++k)
-        node[k] = Acc::from_value((widen<float>(ew[k]) * widen<float>(ed[k])) * widen<float>(ex[k]));
-    };
-    const float dot = registers_leaves_root<Acc, T, Segs>(make, g, c, norms::weighted_dot_leaf<T>{w, xr}).result();
-    const float rs = rstd[t];
-    const float k = norms::rmsnorm_backward_k(rs, dot, c);
-    T* o = dx + t * c;
-#pragma unroll
-    for (int s = 0; s < Segs; ++s) {
-      if (s < segments) {
-        const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
-        T ed[V], ex[V], ew[V], eo[V];
-        std::memcpy(ed, &rdy[s], sizeof(ed));
-        std::memcpy(ex, &rx[s], sizeof(ex));
-        load_vector(w + i, ew);
-#pragma unroll
-        for (int e = 0; e < V; ++e) eo[e] = norms::rmsnorm_dx(ed[e], ex[e], ew[e], rs, k);
-        store_vector(o + i, eo);
-      }
+      for (int e = 0; e < V; ++e) eo[e] = norms::rmsnorm_dx(ed[e], ex[e], ew[e], rs, k);
+      store_vector(o + i, eo);
+      leaves.template vector<V>(i, ed, ex, rs);
     }
-    for (std::uint64_t i = at + lane; i < c; i += 32) o[i] = norms::rmsnorm_dx(g[i], xr[i], w[i], rs, k);
+  }
+  for (std::uint64_t i = at + lane; i < c; i += 32) {
+    o[i] = norms::rmsnorm_dx(g[i], xr[i], w[i], rs, k);
+    leaves.scalar(i, g[i], xr[i], rs);
   }
 }
 
@@ -461,43 +485,6 @@ void rmsnorm_forward(void* d_workspace, std::size_t& workspace_bytes, const T* d
   else
     detail::rmsnorm_kernel<T, false><<<grid, threads, 0, stream>>>(d_x, d_weight, rows, c, d_out, d_rstd, eps);
   check(cudaGetLastError(), what);
-}
-
-template <class T>
-void rmsnorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T* d_dy, const T* d_x, const T* d_weight,
-                      const float* d_rstd, T* d_dx, float* d_dweight, const row_shape& shape, cudaStream_t stream,
-                      const row_options& options) {
-  constexpr const char* what = "cuda::rmsnorm_backward";
-  const std::uint64_t rows = shape.rows, c = shape.cols;
-  // dweight's column reduction runs with the default column options: its bits do not depend on them.
-  const column_options columns{};
-  if (detail::norm_prologue(d_workspace, workspace_bytes, detail::column_workspace_bytes(rows, c, columns), shape,
-                            options,
-                            {{d_dy, "d_dy"}, {d_x, "d_x"}, {d_weight, "d_weight"}, {d_rstd, "d_rstd"}, {d_dx, "d_dx"}},
-                            {{d_dweight, "d_dweight"}}, what))
-    return;
-  if (c == 0) return;
-  if (rows > 0) {
-    const int threads = detail::row_threads(options);
-    const unsigned grid = detail::row_grid(rows, options, threads);
-    const bool all_aligned = detail::rows_aligned<T>(d_dy, c) && detail::rows_aligned<T>(d_x, c) &&
-                             detail::rows_aligned<T>(d_weight, 0) && detail::rows_aligned<T>(d_dx, c);
-    const int segs = all_aligned ? detail::backward_register_segments<T>(c) : 0;
-    if (segs == 8)
-      detail::rmsnorm_dx_registers_kernel<T, 8>
-          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
-    else if (segs == 16)
-      detail::rmsnorm_dx_registers_kernel<T, 16>
-          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
-    else if (detail::rows_aligned<T>(d_dy, c))
-      detail::rmsnorm_dx_kernel<T, true><<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
-    else
-      detail::rmsnorm_dx_kernel<T, false><<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx);
-    check(cudaGetLastError(), what);
-  }
-  const bool vector = detail::rows_aligned<T>(d_dy, c) && detail::rows_aligned<T>(d_x, c);
-  detail::launch_column_reduce<T>(detail::dweight_columns<T>{d_dy, d_x, d_rstd, c}, rows, c, vector, d_dweight,
-                                  d_workspace, stream, columns, what);
 }
 
 template <class T>

@@ -1,5 +1,6 @@
-// LayerNorm, RMSNorm and softmax of float inputs (src/cuda/rows/norms.cuh), compiled apart so the types build in
-// parallel.
+// LayerNorm, RMSNorm (forward and backward) and softmax of float inputs (src/cuda/rows/norms.cuh), compiled apart so
+// the types build in parallel.
 #include "src/cuda/rows/norms.cuh"
+#include "src/cuda/rows/rmsnorm_backward.cuh"
 
 DETRED_INSTANTIATE_NORMS(float)
