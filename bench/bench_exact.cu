@@ -3,13 +3,18 @@
 // sets (tests/support/exact_inputs.hpp), 2^22 distinct elements generated on the host and repeated to fill 1 GiB on
 // the device (64 to 256 copies: far larger than the L2). The exact result is checked against exact_accumulator
 // states (the base block's state merged once per copy), bit for bit, on every timed call. Median of `reps` CUDA-event
-// timings of one call each, workspaces preallocated; then the latency at n = 2^16.
-// `bench_exact profile [log2 n]` (for ncu: -k regex:exact_block): binary64 only, n = 2^24 by default, the uniform,
-// full range and ill-conditioned data sets, one call each, in the order it prints; the results are checked too.
+// timings of one call each, workspaces preallocated; then the latency at n = 2^16 and 2^20: one call, and five runs
+// of 100 back-to-back calls each of the exact sum, CUB and the two-kernel form.
+// `bench_exact profile [log2 n]` (for ncu: -k regex:exact): binary64 (and binary32 below 2^22), n = 2^24 by default,
+// the uniform, full range and ill-conditioned data sets, one call each (and one of the two-kernel form where the
+// library takes the single pass), in the order it prints; the results are checked too.
 // `bench_exact sweep [reps]`: kernel 1's variants (contiguous or interleaved block partition, exact.interleave; load
 // flavours: plain, non-coherent without L1 allocation, with 256-byte L2 fetches) against CUB, the calls of every
 // variant and CUB interleaved within each repetition, each result checked; medians.
-// Usage: bench_exact [reps]   (default 15)   |   bench_exact profile [log2 n]   |   bench_exact sweep [reps]
+// `bench_exact latency`: the latency block alone, every type. `bench_exact small`: binary64 small sums by other
+// launch shapes of kernel 1 (block size, step), back to back, against CUB.
+// Usage: bench_exact [reps] (default 15) | bench_exact profile [log2 n] | bench_exact sweep [reps] | bench_exact
+// latency
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -77,108 +82,45 @@ A fill(T* d, std::size_t n, test::exact_dataset set) {
   return all.template rounded<A>();
 }
 
+// The run and sweep modes' device memory: 1 GiB of T, the exact sum's result and workspace, CUB's result and
+// workspace; `exact()` enqueues the library's exact sum of d[0..m).
 template <class A, class T>
-bool run(const char* tname, int reps) {
-  const std::size_t n = kBytes / sizeof(T);
-  T* d = nullptr;
-  check(cudaMalloc(&d, kBytes), "cudaMalloc");
-  A* d_out = nullptr;
-  peer_out<T>* d_peer = nullptr;
-  check(cudaMalloc(&d_out, sizeof(A)), "cudaMalloc");
-  check(cudaMalloc(&d_peer, sizeof(peer_out<T>)), "cudaMalloc");
-  const cuda::sum_options exact{.method = sum_method::exact};
-  std::size_t ws_bytes = 0;
-  cuda::sum<A>(nullptr, ws_bytes, d, d_out, n, nullptr, exact);
-  void* ws = nullptr;
-  check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
-  detred::bench::cub_sum_peer<T> cub(n);
-  bool ok = true;
-  for (test::exact_dataset set : test::all_exact_datasets) {
-    const A expected = fill<A>(d, n, set);
-    bool same = true;
-    // Correctness outside the timed region, then timing of the call alone.
-    for (int r = 0; r < 3; ++r) {
-      cuda::sum<A>(ws, ws_bytes, d, d_out, n, nullptr, exact);
-      A got;
-      check(cudaMemcpy(&got, d_out, sizeof(A), cudaMemcpyDeviceToHost), "copy");
-      same = same && raw(got) == raw(expected);
-    }
-    const float exact_ms = median_ms(reps, [&] { cuda::sum<A>(ws, ws_bytes, d, d_out, n, nullptr, exact); });
-    A last;
-    check(cudaMemcpy(&last, d_out, sizeof(A), cudaMemcpyDeviceToHost), "copy");
-    same = same && raw(last) == raw(expected);
-    const float cub_ms = median_ms(reps, [&] { cub(d, d_peer, n); });
-    const double gb = double(kBytes) / 1e9;
-    std::printf(
-        "%-5s %-10s n=%zu [default %s]  CUB %7.1f GB/s (%.3f ms)  exact %7.1f GB/s (%.3f ms)  exact/CUB %.2f  "
-        "exact==ref %s\n",
-        tname, test::name_of(set), n, algorithm_name<dd::exact_default_tuning<T>>(), gb / (cub_ms * 1e-3), cub_ms,
-        gb / (exact_ms * 1e-3), exact_ms, cub_ms / exact_ms, same ? "yes" : "NO");
-    ok = ok && same;
+struct exact_buffers {
+  static constexpr std::size_t n = kBytes / sizeof(T);
+  detred::bench::device_buffer<T> input{n};
+  detred::bench::device_buffer<A> out{1};
+  detred::bench::device_buffer<peer_out<T>> peer{1};
+  std::size_t ws_bytes = [] {
+    std::size_t bytes = 0;
+    cuda::sum<A>(nullptr, bytes, static_cast<const T*>(nullptr), static_cast<A*>(nullptr), n, nullptr,
+                 cuda::sum_options{.method = sum_method::exact});
+    return bytes;
+  }();
+  detred::bench::device_buffer<unsigned char> ws{ws_bytes};
+  detred::bench::cub_sum_peer<T> cub{n};
+
+  void exact(std::size_t m) {
+    cuda::sum<A>(ws.get(), ws_bytes, input.get(), out.get(), m, nullptr,
+                 cuda::sum_options{.method = sum_method::exact});
   }
-  // Latency at n = 2^16 (uniform data already in the buffer's start is overwritten by the last data set: refill).
-  {
-    const std::size_t m = std::size_t{1} << 16;
-    const std::vector<T> base = test::exact_data<T>(test::exact_dataset::uniform, m, 5);
-    check(cudaMemcpy(d, base.data(), m * sizeof(T), cudaMemcpyHostToDevice), "copy");
-    auto ex = [&] { cuda::sum<A>(ws, ws_bytes, d, d_out, m, nullptr, exact); };
-    auto cb = [&] { cub(d, d_peer, m); };
-    for (int w = 0; w < 10; ++w) {
-      ex();
-      cb();
-    }
-    const float ex_one = 1000.0f * median_ms(51, ex), cb_one = 1000.0f * median_ms(51, cb);
-    const float ex_b2b = float(1e6 * detred::bench::back_to_back_seconds(ex, 1, 200));
-    const float cb_b2b = float(1e6 * detred::bench::back_to_back_seconds(cb, 1, 200));
-    std::printf(
-        "%-5s latency n=2^16 uniform: one call exact %.1f us (CUB %.1f us); back to back per call exact %.1f us "
-        "(CUB %.1f us)\n",
-        tname, ex_one, cb_one, ex_b2b, cb_b2b);
+  A result() const {
+    A got;
+    check(cudaMemcpy(&got, out.get(), sizeof(A), cudaMemcpyDeviceToHost), "copy");
+    return got;
   }
-  cudaFree(ws);
-  cudaFree(d_peer);
-  cudaFree(d_out);
-  cudaFree(d);
-  return ok;
-}
-// One call each on 2^log2n binary64 terms of the uniform, full-range and ill-conditioned data sets, for a profiler
-// (ncu -k regex:exact_block): the launches come in the order printed. Results checked.
-bool profile(int log2n) {
-  using T = double;
-  const std::size_t n = std::max(kBase, std::size_t{1} << log2n);
-  T* d = nullptr;
-  T* d_out = nullptr;
-  check(cudaMalloc(&d, n * sizeof(T)), "cudaMalloc");
-  check(cudaMalloc(&d_out, sizeof(T)), "cudaMalloc");
-  const cuda::sum_options exact{.method = sum_method::exact};
-  std::size_t ws_bytes = 0;
-  cuda::sum(nullptr, ws_bytes, d, d_out, n, nullptr, exact);
-  void* ws = nullptr;
-  check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
-  bool ok = true;
-  int launch = 0;
-  for (test::exact_dataset set :
-       {test::exact_dataset::uniform, test::exact_dataset::full_range, test::exact_dataset::ill}) {
-    const T expected = fill<T>(d, n, set);
-    cuda::sum(ws, ws_bytes, d, d_out, n, nullptr, exact);
-    T got;
-    check(cudaMemcpy(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost), "copy");
-    ok = ok && raw(got) == raw(expected);
-    std::printf("profile launch %2d: f64 %-10s n=2^%d %s  exact==ref %s\n", launch++, test::name_of(set), log2n,
-                algorithm_name<dd::exact_default_tuning<T>>(), raw(got) == raw(expected) ? "yes" : "NO");
-  }
-  cudaFree(ws);
-  cudaFree(d_out);
-  cudaFree(d);
-  return ok;
-}
-// A type's default tuning with another load flavour (exact_load_kind) and block partition (exact_interleaved).
+};
+
+// A type's default tuning with another load flavour (exact_load_kind) and block partition (exact_interleaved): a type
+// of the bench's own, so that the bench never instantiates a kernel the library instantiates too (two modules would
+// register one host stub, and the shared-memory attribute would reach only one of them).
+// load_variant<default, 2, true> is the streamed form's launch.
 template <class Base, int Load, bool Interleave>
 struct load_variant : Base {
   static constexpr int load = Load;
   static constexpr bool interleave = Interleave;
 };
 
+// One launch shape of the exact sum by hand (kernel 1 with Tune, then the finishing kernel): the two-kernel form.
 template <class Tune, class A, class T>
 void launch_variant(const T* d, std::size_t n, A* out, void* ws) {
   long long* bl = nullptr;
@@ -189,6 +131,180 @@ void launch_variant(const T* d, std::size_t n, A* out, void* ws) {
                              std::uint64_t(n), out);
 }
 
+// Back-to-back per-call time at n = 2^log2m, uniform data: five runs, each 100 calls of the library's exact sum,
+// of CUB, and of the two-kernel form (kernel 1 then the finishing kernel, what sums above the single-pass size take),
+// between two CUDA events, interleaved within each run; one call between two events, median of 51. The exact results
+// are checked against the exact accumulator.
+template <class A, class T>
+bool latency(const char* tname, exact_buffers<A, T>& b, int log2m) {
+  const std::size_t m = std::size_t{1} << log2m;
+  const std::vector<T> base = test::exact_data<T>(test::exact_dataset::uniform, m, 5);
+  check(cudaMemcpy(b.input.get(), base.data(), m * sizeof(T), cudaMemcpyHostToDevice), "copy");
+  exact_accumulator_for<T> acc;
+  acc.add(base.data(), base.size());
+  const A expected = acc.template rounded<A>();
+  auto ex = [&] { b.exact(m); };
+  auto cb = [&] { b.cub(b.input.get(), b.peer.get(), m); };
+  auto two = [&] {
+    launch_variant<load_variant<dd::exact_default_tuning<T>, 2, true>, A, T>(b.input.get(), m, b.out.get(), b.ws.get());
+  };
+  for (int w = 0; w < 10; ++w) {
+    ex();
+    cb();
+    two();
+  }
+  bool same = raw(b.result()) == raw(expected);
+  const float ex_one = 1000.0f * median_ms(51, ex), cb_one = 1000.0f * median_ms(51, cb);
+  std::printf("%-5s latency n=2^%d uniform: one call exact %.1f us (CUB %.1f us)\n", tname, log2m, ex_one, cb_one);
+  for (int run = 0; run < 5; ++run) {
+    const double e = 1e6 * detred::bench::back_to_back_seconds(ex, 1, 100);
+    same = same && raw(b.result()) == raw(expected);
+    const double c = 1e6 * detred::bench::back_to_back_seconds(cb, 1, 100);
+    const double t = 1e6 * detred::bench::back_to_back_seconds(two, 1, 100);
+    same = same && raw(b.result()) == raw(expected);
+    std::printf(
+        "%-5s back to back n=2^%d run %d: exact %.2f us, CUB %.2f us, exact/CUB time %.3f %s; two-kernel form %.2f "
+        "us\n",
+        tname, log2m, run, e, c, e / c, e <= c ? "<= CUB" : "ABOVE CUB", t);
+  }
+  std::printf("%-5s latency n=2^%d exact==ref %s\n", tname, log2m, same ? "yes" : "NO");
+  return same;
+}
+
+template <class A, class T>
+bool run(const char* tname, int reps) {
+  exact_buffers<A, T> b;
+  constexpr std::size_t n = exact_buffers<A, T>::n;
+  T* d = b.input.get();
+  bool ok = true;
+  for (test::exact_dataset set : test::all_exact_datasets) {
+    const A expected = fill<A>(d, n, set);
+    bool same = true;
+    // Correctness outside the timed region, then timing of the call alone.
+    for (int r = 0; r < 3; ++r) {
+      b.exact(n);
+      same = same && raw(b.result()) == raw(expected);
+    }
+    const float exact_ms = median_ms(reps, [&] { b.exact(n); });
+    same = same && raw(b.result()) == raw(expected);
+    const float cub_ms = median_ms(reps, [&] { b.cub(d, b.peer.get(), n); });
+    const double gb = double(kBytes) / 1e9;
+    std::printf(
+        "%-5s %-10s n=%zu [default %s]  CUB %7.1f GB/s (%.3f ms)  exact %7.1f GB/s (%.3f ms)  exact/CUB %.2f  "
+        "exact==ref %s\n",
+        tname, test::name_of(set), n, algorithm_name<dd::exact_default_tuning<T>>(), gb / (cub_ms * 1e-3), cub_ms,
+        gb / (exact_ms * 1e-3), exact_ms, cub_ms / exact_ms, same ? "yes" : "NO");
+    ok = ok && same;
+  }
+  // Latency at n = 2^16 and 2^20 (the uniform data overwrite the buffer's start).
+  for (int log2m : {16, 20}) ok = latency<A, T>(tname, b, log2m) && ok;
+  return ok;
+}
+// One call each on 2^log2n terms of the uniform, full-range and ill-conditioned data sets, for a profiler (ncu -k
+// regex:exact): the library's path (the single pass up to exact_single_pass_bytes) and, where that is the single pass,
+// the two-kernel form as well; the launches come in the order printed. Results checked.
+template <class A, class T>
+bool profile(const char* tname, int log2n, int& launch) {
+  const std::size_t n = std::size_t{1} << log2n;
+  detred::bench::device_buffer<T> d(std::max(n, kBase));
+  detred::bench::device_buffer<A> out(1);
+  const cuda::sum_options exact{.method = sum_method::exact};
+  std::size_t ws_bytes = 0;
+  cuda::sum<A>(nullptr, ws_bytes, d.get(), out.get(), n, nullptr, exact);
+  detred::bench::device_buffer<unsigned char> ws(ws_bytes);
+  bool ok = true;
+  for (test::exact_dataset set :
+       {test::exact_dataset::uniform, test::exact_dataset::full_range, test::exact_dataset::ill}) {
+    A expected;
+    if (n >= kBase) {
+      expected = fill<A>(d.get(), n, set);
+    } else {
+      const std::vector<T> x = test::exact_data<T>(set, n, 11);
+      check(cudaMemcpy(d.get(), x.data(), n * sizeof(T), cudaMemcpyHostToDevice), "copy");
+      exact_accumulator_for<T> acc;
+      acc.add(x.data(), x.size());
+      expected = acc.template rounded<A>();
+    }
+    auto check_one = [&](const char* form) {
+      A got;
+      check(cudaMemcpy(&got, out.get(), sizeof(A), cudaMemcpyDeviceToHost), "copy");
+      ok = ok && raw(got) == raw(expected);
+      std::printf("profile launch %2d: %-4s %-10s n=2^%d %s %s  exact==ref %s\n", launch++, tname, test::name_of(set),
+                  log2n, algorithm_name<dd::exact_default_tuning<T>>(), form, raw(got) == raw(expected) ? "yes" : "NO");
+    };
+    cuda::sum<A>(ws.get(), ws_bytes, d.get(), out.get(), n, nullptr, exact);
+    check_one(dd::exact_single_pass<T>(n) ? "single pass" : "two kernels");
+    if (dd::exact_single_pass<T>(n)) {
+      launch_variant<load_variant<dd::exact_default_tuning<T>, 2, true>, A, T>(d.get(), n, out.get(), ws.get());
+      check_one("two kernels");
+    }
+  }
+  return ok;
+}
+
+// Kernel 1's binary64 launch with other block sizes and steps (the extracted levels are templated on the block size;
+// the bins are not): for the small-sum shapes `bench_exact small` compares.
+template <int Threads, int Unroll>
+struct f64_shape : dd::exact_streamed_tuning<double> {
+  static constexpr int block_threads = Threads;
+  static constexpr int unroll = Unroll;
+  static constexpr std::size_t shared_bytes = std::size_t(dd::exact_binary64_geometry::limb_rows) * Threads * 8;
+  static constexpr int min_blocks = 1;
+};
+
+// `bench_exact small`: back-to-back per-call time (100 calls between two events; 3 runs, every shape and CUB
+// interleaved within each run) of binary64 sums at 2^16 and 2^20 by the library's path, the two-kernel form and kernel
+// 1 at other block sizes and steps (each then the finishing kernel), every result checked.
+bool small_shapes() {
+  using T = double;
+  exact_buffers<T, T> b;
+  bool ok = true;
+  for (int log2m : {16, 20}) {
+    const std::size_t m = std::size_t{1} << log2m;
+    const std::vector<T> base = test::exact_data<T>(test::exact_dataset::uniform, m, 5);
+    check(cudaMemcpy(b.input.get(), base.data(), m * sizeof(T), cudaMemcpyHostToDevice), "copy");
+    exact_accumulator_for<T> acc;
+    acc.add(base.data(), base.size());
+    const T expected = acc.template rounded<T>();
+    std::vector<std::pair<std::string, std::function<void()>>> vs;
+    vs.push_back({"library", [&] { b.exact(m); }});
+    auto add = [&]<class Tune>(const char* name) {
+      vs.push_back({name, [&] { launch_variant<Tune, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
+    };
+    add.template operator()<load_variant<dd::exact_default_tuning<T>, 2, true>>("two kernels B256 U10");
+    add.template operator()<f64_shape<256, 4>>("B256 U4");
+    add.template operator()<f64_shape<128, 10>>("B128 U10");
+    add.template operator()<f64_shape<128, 4>>("B128 U4");
+    add.template operator()<f64_shape<64, 10>>("B64 U10");
+    add.template operator()<f64_shape<64, 4>>("B64 U4");
+    add.template operator()<f64_shape<32, 8>>("B32 U8");
+    auto cb = [&] { b.cub(b.input.get(), b.peer.get(), m); };
+    for (auto& v : vs)
+      for (int w = 0; w < 5; ++w) v.second();
+    for (int run = 0; run < 3; ++run) {
+      const double c = 1e6 * detred::bench::back_to_back_seconds(cb, 1, 100);
+      std::printf("small f64 n=2^%d run %d: CUB %.2f us\n", log2m, run, c);
+      for (auto& v : vs) {
+        const double e = 1e6 * detred::bench::back_to_back_seconds(v.second, 1, 100);
+        const bool same = raw(b.result()) == raw(expected);
+        ok = ok && same;
+        std::printf("small f64 n=2^%d run %d: %-22s %.2f us  /CUB %.3f  exact==ref %s\n", log2m, run, v.first.c_str(),
+                    e, e / c, same ? "yes" : "NO");
+      }
+    }
+  }
+  return ok;
+}
+
+// The latency block alone (every type): `bench_exact latency`.
+template <class A, class T>
+bool latency_only(const char* tname) {
+  exact_buffers<A, T> b;
+  bool ok = true;
+  for (int log2m : {16, 20}) ok = latency<A, T>(tname, b, log2m) && ok;
+  return ok;
+}
+
 struct variant {
   std::string name;
   std::string tuning;
@@ -197,21 +313,13 @@ struct variant {
 
 template <class A, class T>
 bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& sets) {
-  const std::size_t n = kBytes / sizeof(T);
-  T* d = nullptr;
-  A* d_out = nullptr;
-  peer_out<T>* d_peer = nullptr;
-  check(cudaMalloc(&d, kBytes), "cudaMalloc");
-  check(cudaMalloc(&d_out, sizeof(A)), "cudaMalloc");
-  check(cudaMalloc(&d_peer, sizeof(peer_out<T>)), "cudaMalloc");
-  const cuda::sum_options exact{.method = sum_method::exact};
-  std::size_t ws_bytes = 0;
-  cuda::sum<A>(nullptr, ws_bytes, d, d_out, n, nullptr, exact);
-  void* ws = nullptr;
-  check(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
-  detred::bench::cub_sum_peer<T> cub(n);
+  exact_buffers<A, T> b;
+  constexpr std::size_t n = exact_buffers<A, T>::n;
+  T* d = b.input.get();
+  A* d_out = b.out.get();
+  void* ws = b.ws.get();
   std::vector<variant> vs;
-  auto lib = [&] { cuda::sum<A>(ws, ws_bytes, d, d_out, n, nullptr, exact); };
+  auto lib = [&] { b.exact(n); };
   vs.push_back({"contiguous", "exact.interleave=0", lib});
   vs.push_back({"streamed (key)", "exact.interleave=1", lib});
   using Base = dd::exact_default_tuning<T>;
@@ -239,7 +347,7 @@ bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& 
         check(cudaMemcpy(&got, d_out, sizeof(A), cudaMemcpyDeviceToHost), "copy");
         same[k] = same[k] && raw(got) == raw(expected);
       }
-      const double sec = events.seconds_per_call([&] { cub(d, d_peer, n); }, 1, nullptr);
+      const double sec = events.seconds_per_call([&] { b.cub(d, b.peer.get(), n); }, 1, nullptr);
       if (r >= 0) t[vs.size()].push_back(sec);
     }
     cuda::detail::set_tuning_overrides(nullptr);
@@ -253,10 +361,6 @@ bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& 
       ok = ok && same[k];
     }
   }
-  cudaFree(ws);
-  cudaFree(d_peer);
-  cudaFree(d_out);
-  cudaFree(d);
   return ok;
 }
 }  // namespace exact_bench
@@ -264,7 +368,26 @@ bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& 
 int main(int argc, char** argv) {
   using namespace exact_bench;
   if (argc > 1 && std::string(argv[1]) == "profile") {
-    const bool ok = profile(argc > 2 ? std::atoi(argv[2]) : 24);
+    const int log2n = argc > 2 ? std::atoi(argv[2]) : 24;
+    int launch = 0;
+    bool ok = profile<double, double>("f64", log2n, launch);
+    if (log2n < 22) ok = profile<float, float>("f32", log2n, launch) && ok;
+    std::printf("%s\n", ok ? "all exact results equal the reference" : "SOME EXACT RESULT DIFFERS");
+    return ok ? 0 : 1;
+  }
+  if (argc > 1 && std::string(argv[1]) == "small") {
+    const bool ok = small_shapes();
+    std::printf("%s\n", ok ? "all exact results equal the reference" : "SOME EXACT RESULT DIFFERS");
+    return ok ? 0 : 1;
+  }
+  if (argc > 1 && std::string(argv[1]) == "latency") {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+    bool ok = latency_only<float, float>("f32");
+    ok = latency_only<double, double>("f64") && ok;
+    ok = latency_only<float, detred::half>("f16") && ok;
+    ok = latency_only<float, bfloat16>("bf16") && ok;
     std::printf("%s\n", ok ? "all exact results equal the reference" : "SOME EXACT RESULT DIFFERS");
     return ok ? 0 : 1;
   }

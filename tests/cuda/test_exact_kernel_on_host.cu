@@ -95,10 +95,10 @@ void expect_emulated_exact_tuned(const std::vector<T>& x, const exact_state<T>& 
     }
 }
 
-// The launches the host emulation runs: each type's default and its streamed form (interleaved chunks; the load
-// flavour is device code only).
+// The launches the host emulation runs: each type's default, its streamed form (interleaved chunks; the load
+// flavour is device code only) and the streamed form's short steps (binary64 small sums).
 template <class T>
-using host_tunings = std::tuple<exact_default_tuning<T>, exact_streamed_tuning<T>>;
+using host_tunings = std::tuple<exact_default_tuning<T>, exact_streamed_tuning<T>, exact_small_tuning<T>>;
 
 template <class A, class T>
 void expect_emulated_exact(const std::vector<T>& x, const char* what) {

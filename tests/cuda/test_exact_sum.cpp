@@ -134,6 +134,47 @@ TEST(CudaExactSum, CancellationAndNegativeZerosAtScale) {
   });
 }
 
+// Small sums (docs/EXACT.md "Small sums"): the single pass of the binary32 family, whose last block finds the total
+// and puts the arrival word back at rest, and binary64's short steps. Their bits on one workspace reused call after
+// call, on a workspace first filled with arbitrary bytes (a stale arrival word), and between canonical sums that use
+// the same word, at sizes from one block to hundreds of blocks and on both sides of the small-sum size.
+template <class T>
+void expect_small_sums_on_reused_and_dirty_workspaces() {
+  const std::size_t edge = (std::size_t{1} << 24) / sizeof(T);
+  for (unsigned char fill : {0x00, 0xa5, 0xff}) {
+    for (std::size_t n : {std::size_t{1000}, std::size_t{1} << 16, (std::size_t{1} << 20) + 3, edge, edge + 2}) {
+      const std::vector<T> x = exact_data<T>(exact_dataset::full_range, n, n + 5);
+      const T cpu = sum<T>(x.data(), x.size(), sum_method::exact);
+      const std::size_t ws_bytes = device_sum_input<T>::bytes_for(n);
+      device_bytes input(n * sizeof(T)), out(sizeof(T)), workspace(ws_bytes);
+      cuda::check(cudaMemcpy(input.get(), x.data(), n * sizeof(T), cudaMemcpyHostToDevice), "copy");
+      cuda::check(cudaMemset(workspace.get(), fill, ws_bytes), "cudaMemset");
+      const T* d_x = reinterpret_cast<const T*>(input.get());
+      T* d_out = reinterpret_cast<T*>(out.get());
+      for (int call = 0; call < 3; ++call) {
+        for (sum_method method : {sum_method::exact, sum_method::tree}) {     // tree: the same arrival word
+          cuda::check(cudaMemset(out.get(), 0xff, sizeof(T)), "cudaMemset");  // all ones until written
+          std::size_t bytes = ws_bytes;
+          cuda::sum(workspace.get(), bytes, d_x, d_out, n, nullptr, cuda::sum_options{.method = method});
+          const T got = cuda::to_host(static_cast<const T*>(d_out), nullptr);
+          if (method == sum_method::exact)
+            ASSERT_EQ(raw(got), raw(cpu))
+                << float_traits<T>::name << " fill " << int(fill) << " n=" << n << " call " << call;
+          else
+            ASSERT_NE(raw(got), raw(detred::bit_cast<T>(~typename float_traits<T>::bits_type{0})))
+                << "tree after exact: fill " << int(fill) << " n=" << n << " call " << call;
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaExactSum, SmallSumsOnReusedAndDirtyWorkspaces) {
+  DETRED_SKIP_WITHOUT_GPU();
+  expect_small_sums_on_reused_and_dirty_workspaces<float>();
+  expect_small_sums_on_reused_and_dirty_workspaces<double>();
+}
+
 TEST(CudaExactSum, MoreThanTwoToThe31Terms) {
   DETRED_SKIP_WITHOUT_GPU();
   if (quick()) GTEST_SKIP() << "quick mode (sanitizers): no 4 GiB input";

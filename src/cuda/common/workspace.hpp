@@ -30,7 +30,7 @@ Acc* workspace_roots(void* workspace) {
 
 // The single pass's arrival word (header bytes 64..71): (tag << 24) | blocks arrived, left at (clean tag, 0) by
 // each call's last block; a word with another tag (an unused workspace) counts as zero arrivals, so the workspace
-// needs no initialisation (canonical_sum_kernels.cuh, arrive_last).
+// needs no initialisation (arrivals.cuh, arrive_last).
 inline unsigned long long* workspace_arrivals(void* workspace) {
   return reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(workspace) + 64);
 }

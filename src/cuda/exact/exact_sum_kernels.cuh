@@ -3,8 +3,9 @@
 // memory, by the per-thread algorithm of its input type (exact_block_algorithm): exponent bins for the binary32 family
 // (binary16, bfloat16, binary32 widened exactly), extracted levels for binary64. At the end the threads' limbs are
 // added into one state per block, written to the workspace in split form. Kernel 2 (one block): limb k of the total is
-// the integer sum of limb k over the blocks; one thread rounds it. Every step is an exact integer addition: the bits
-// cannot depend on the grid, the schedule or which path a term took.
+// the integer sum of limb k over the blocks; one warp rounds it (exact_warp_rounding.cuh). Small sums of the binary32
+// family run both steps in one launch (the last block to arrive finishes; exact_single_pass). Every step is an exact
+// integer addition: the bits cannot depend on the grid, the schedule or which path a term took.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,10 +18,12 @@
 #include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/error.hpp"
 #include "detred/errors.hpp"
+#include "src/cuda/common/arrivals.cuh"
 #include "src/cuda/common/workspace.hpp"
 #include "src/cuda/exact/exact_bins_thread.cuh"
 #include "src/cuda/exact/exact_extract_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
+#include "src/cuda/exact/exact_warp_rounding.cuh"
 
 namespace detred::cuda::detail {
 
@@ -95,6 +98,15 @@ struct exact_streamed_tuning : exact_default_tuning<T> {
   static constexpr int load = 2;
   static constexpr bool interleave = true;
 };
+// The streamed form with steps of 4 vectors: binary64 sums of at most exact_small_bytes take it
+// (launch_exact_blocks_tuned). A small sum has few chunks, each thread one or two steps; shorter steps give more blocks
+// work and a shorter path to the block's end (H100, back to back: 2^16 doubles 12.5 -> 11.9 us a call, 2^20 15.7
+// -> 15.0; smaller blocks were slower: 128 threads 13.3 / 18.2 us, 64 threads 15.9 / 20.1). Speed only: the same exact
+// additions.
+template <class T>
+struct exact_small_tuning : exact_streamed_tuning<T> {
+  static constexpr int unroll = 4;
+};
 
 // Widens a binary16 to binary32 bits exactly. In device code the conversion instruction (exact, PTX ISA cvt.f32.f16;
 // a NaN stays a NaN); on the host, and in the test that checks all 65536 patterns, the integer version.
@@ -160,8 +172,8 @@ inline constexpr int exact_load_kind = [] {
     return 0;
 }();
 // Kernel 1's block partition (Tune::interleave, default false): false, block b takes a contiguous range of vectors;
-// true, block b takes the chunks of U * B vectors b, b + G, b + 2G, ... (G blocks) and block 0 the vectors after the
-// last whole chunk. Speed only: every vector is still taken by exactly one thread.
+// true, block b takes the chunks of U * B vectors b, b + G, b + 2G, ... (G blocks) and the rows of B vectors b, b + G,
+// ... after the last whole chunk. Speed only: every vector is still taken by exactly one thread.
 template <class Tune>
 inline constexpr bool exact_interleaved = [] {
   if constexpr (requires { Tune::interleave; })
@@ -207,9 +219,9 @@ DETRED_HD DETRED_INLINE bool exact_try_window_step(Thread& th, const uint4 (&v)[
 // contiguous partition, `share` = vectors a block: the vectors block * share + tid + k * Tune::block_threads below
 // the block's end; interleaved partition (exact_interleaved<Tune>), `share` = the block count G: in each chunk
 // c = block + j G of U B vectors (U = Tune::unroll, B = Tune::block_threads) below the last whole chunk, the vectors
-// c U B + tid + u B, and for block 0 the vectors tid + k B after the last whole chunk. Block 0 also takes the elements
-// tid of the head [0, head) and of the tail [head + E * vectors, n). The vectors start at x + head, 16-byte aligned.
-// Ends with the window deposited and the thread's flags complete.
+// c U B + tid + u B, and after the last whole chunk (at v0) the vectors v0 + (block + k G) B + tid. Block 0 also takes
+// the elements tid of the head [0, head) and of the tail [head + E * vectors, n). The vectors start at x + head,
+// 16-byte aligned. Ends with the window deposited and the thread's flags complete.
 template <class T, class Tune, class Thread>
 DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict__ x, std::uint64_t n,
                                                 std::uint64_t head, std::uint64_t vectors, std::uint64_t share,
@@ -282,11 +294,16 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
       }
     }
   }
+  // The vectors after the step loop, one at a time: the contiguous partition's last partial step; for the interleaved
+  // one, the vectors after the last whole chunk (fewer than U rows of B), row r to block r mod G, so that no block
+  // takes more than one of them a thread where G >= U (block 0 taking them all cost a small sum U dependent loads).
+  std::uint64_t rest_stride = B;
   if constexpr (interleave) {
-    i = block == 0 ? end + std::uint64_t(tid) : vectors;
+    i = end + block * B + std::uint64_t(tid);
+    rest_stride = share * B;
     end = vectors;
   }
-  for (; i < end; i += B) {
+  for (; i < end; i += rest_stride) {
     const uint4 c = v[i];
     th.reserve(E);
     exact_bits<T> e[E];
@@ -382,7 +399,7 @@ struct exact_partition {
   std::uint64_t head, vectors, per_block, blocks;
 };
 // Interleaved partitions (exact_interleaved<Tune>) keep two chunks of U B vectors below that limit: a block then takes
-// at most ceil(whole chunks / G) chunks, at most vectors / G + 1 chunk, and block 0 fewer than one chunk more, so each
+// at most ceil(whole chunks / G) chunks, at most vectors / G + 1 chunk, and fewer than one chunk more, so each
 // block stays within 2^30 / E vectors as well (for n <= 2^40 the block count this needs fits the workspace's bound).
 template <class T, class Tune = exact_default_tuning<T>>
 exact_partition exact_partition_for(const T* x, std::uint64_t n, std::uint64_t wanted) {
@@ -419,12 +436,81 @@ DETRED_HD DETRED_INLINE long long exact_split_limb(const long long* s, int k) {
   return own + (k > 0 ? s[k - 1] >> 32 : 0);
 }
 
+// Threads of the finishing kernels (one block).
+inline constexpr int exact_finish_threads = 512;
+
+// Shared-memory words exact_total_over_blocks needs for its partial sums (Threads threads, L limbs).
+template <class T, int Threads>
+inline constexpr int exact_partial_words = Threads / exact_state<T>::limb_count* exact_state<T>::limb_count;
+
+// Limb k of the total is the integer sum of limb k over the blocks; the flags are ORed. Every thread of one block of
+// Threads threads calls it (the finishing kernel, after its grid dependency; or the single pass's last block, after
+// its acquire fence); total, flags and partial (exact_partial_words) are shared memory, total and flags valid after
+// it returns. The threads form G = Threads / L groups of L: thread k of group g adds limb k of the blocks g, g + G, ...
+// (consecutive threads read consecutive limbs of a block state: coalesced, every load independent; read through L2,
+// since other SMs wrote them in this launch or the last), then thread k adds the G partial sums. Integer additions:
+// the order cannot change a bit.
+template <class T, int Threads>
+__device__ void exact_total_over_blocks(const long long* block_limbs, const unsigned* block_flags, int blocks,
+                                        long long* total, unsigned& flags, long long* partial) {
+  constexpr int L = exact_state<T>::limb_count;
+  constexpr int groups = Threads / L;
+  static_assert(groups >= 1, "a group of L threads fits the finishing block");
+  const int tid = threadIdx.x, lane = tid & 31;
+  if (tid == 0) flags = 0;
+  const int k = tid % L, g = tid / L;
+  if (g < groups) {
+    long long s = 0;
+#pragma unroll 8
+    for (int b = g; b < blocks; b += groups) s += __ldcg(block_limbs + std::uint64_t(b) * L + k);
+    partial[g * L + k] = s;
+  }
+  __syncthreads();  // also orders `flags = 0` before the atomicOr below
+  unsigned f = 0;
+  for (int b = tid; b < blocks; b += Threads) f |= __ldcg(block_flags + b);
+  f = __reduce_or_sync(0xffffffffu, f);
+  if (lane == 0 && f) atomicOr(&flags, f);
+  if (tid < L) {
+    long long s = 0;
+    for (int q = 0; q < groups; ++q) s += partial[q * L + tid];
+    total[tid] = s;
+  }
+  __syncthreads();
+}
+
+// The correctly rounded A of the total (shared memory: L limbs, as exact_total_over_blocks leaves them) and its
+// flags, by the calling warp (a full one; exact_warp_rounded); its lane 0 writes it to *out.
+template <class A, class T>
+__device__ void exact_round_total(const long long* total, unsigned flags, A* out) {
+  using S = exact_state<T>;
+  constexpr int L = S::limb_count, J = exact_warp_slots<L>;
+  const int lane = threadIdx.x & 31;
+  long long t[J];
+#pragma unroll
+  for (int j = 0; j < J; ++j) t[j] = lane + 32 * j < L ? total[lane + 32 * j] : 0;
+  const A r = exact_warp_rounded<A, typename S::range_type>(t, flags);
+  if (lane == 0) *out = r;
+}
+
+// The total's limbs and flags as a state (n terms; each block state in split form adds less than 2^33 to a limb: two
+// pending merges a block).
+template <class T>
+__device__ exact_state<T> exact_state_of(const long long* total, unsigned flags, int blocks, std::uint64_t n) {
+  exact_state<T> s;
+  for (int k = 0; k < exact_state<T>::limb_count; ++k) s.set_raw(k, total[k]);
+  s.set_count(n, flags, 2u * std::uint32_t(blocks));
+  return s;
+}
+
 // Blocks per SM the register allocation must allow (Tune::min_blocks): the binary64 limb rows (134 KiB a block) allow
-// one anyway; two for the bins.
-template <class T, class Tune = exact_default_tuning<T>>
+// one anyway; two for the bins. A = void: each block writes its state and the finishing kernel adds them. Otherwise
+// the single pass (small sums, exact_single_pass): the last block to arrive (the arrival word at `arrivals`, left at
+// rest) adds the states and rounds the total to *out, in the same launch.
+template <class T, class Tune = exact_default_tuning<T>, class A = void>
 __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
     exact_block_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
-                       std::uint64_t share, long long* block_limbs, unsigned* block_flags) {
+                       std::uint64_t share, long long* block_limbs, unsigned* block_flags, A* out,
+                       unsigned long long* arrivals) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
   constexpr int B = Tune::block_threads;
@@ -467,54 +553,20 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   if (tid == 0) block_flags[blockIdx.x] = shared_flags;
   // The block's state in split form, every limb at once (no carry chain; exact_split_limb).
   for (int k = tid; k < L; k += B) block_limbs[std::uint64_t(blockIdx.x) * L + k] = exact_split_limb<L>(total, k);
-}
-
-// Threads of the finishing kernels (one block).
-inline constexpr int exact_finish_threads = 512;
-
-// Limb k of the total is the integer sum of limb k over the blocks; the flags are ORed. Every thread of the (one)
-// block of exact_finish_threads calls it; total and flags are shared memory, valid after it returns. The threads form
-// G = exact_finish_threads / L groups of L: thread k of group g adds limb k of the blocks g, g + G, ... (consecutive
-// threads read consecutive limbs of a block state: coalesced, every load independent), then thread k adds the G
-// partial sums. Integer additions: the order cannot change a bit.
-template <class T>
-__device__ void exact_total_over_blocks(const long long* block_limbs, const unsigned* block_flags, int blocks,
-                                        long long* total, unsigned& flags) {
-  constexpr int L = exact_state<T>::limb_count;
-  constexpr int groups = exact_finish_threads / L;
-  static_assert(groups >= 1, "a group of L threads fits the finishing block");
-  __shared__ long long partial[groups * L];
-  const int tid = threadIdx.x, lane = tid & 31;
-  cudaGridDependencySynchronize();  // the block kernel's states are complete and visible from here on
-  if (tid == 0) flags = 0;
-  const int k = tid % L, g = tid / L;
-  if (g < groups) {
-    long long s = 0;
-#pragma unroll 4
-    for (int b = g; b < blocks; b += groups) s += block_limbs[std::uint64_t(b) * L + k];
-    partial[g * L + k] = s;
+  if constexpr (!std::is_void_v<A>) {
+    static_assert(exact_partial_words<T, B> <= C * R * B, "the partial sums fit the limb rows");
+    __shared__ bool last;
+    __threadfence();  // release: this thread's state stores are visible before the block's arrival
+    __syncthreads();
+    if (tid == 0) last = arrive_last(arrivals, gridDim.x);
+    __syncthreads();
+    if (!last) return;
+    if (tid == 0) *arrivals = clean_tag << arrival_count_bits;  // every block has arrived: the rest state
+    __threadfence();  // acquire: every block's state, released before its arrival, is visible from here on
+    // The limb rows are free now: they hold the partial sums.
+    exact_total_over_blocks<T, B>(block_limbs, block_flags, int(gridDim.x), total, shared_flags, exact_limbs);
+    if (warp == 0) exact_round_total<A, T>(total, shared_flags, out);
   }
-  __syncthreads();  // also orders `flags = 0` before the atomicOr below
-  unsigned f = 0;
-  for (int b = tid; b < blocks; b += exact_finish_threads) f |= block_flags[b];
-  f = __reduce_or_sync(0xffffffffu, f);
-  if (lane == 0 && f) atomicOr(&flags, f);
-  if (tid < L) {
-    long long s = 0;
-    for (int q = 0; q < groups; ++q) s += partial[q * L + tid];
-    total[tid] = s;
-  }
-  __syncthreads();
-}
-
-// The total's limbs and flags as a state (n terms; each block state in split form adds less than 2^33 to a limb: two
-// pending merges a block).
-template <class T>
-__device__ exact_state<T> exact_state_of(const long long* total, unsigned flags, int blocks, std::uint64_t n) {
-  exact_state<T> s;
-  for (int k = 0; k < exact_state<T>::limb_count; ++k) s.set_raw(k, total[k]);
-  s.set_count(n, flags, 2u * std::uint32_t(blocks));
-  return s;
 }
 
 template <class A, class T>
@@ -523,8 +575,10 @@ __global__ void __launch_bounds__(exact_finish_threads)
                         A* out) {
   __shared__ long long total[72];
   __shared__ unsigned flags;
-  exact_total_over_blocks<T>(block_limbs, block_flags, blocks, total, flags);
-  if (threadIdx.x == 0) *out = exact_state_of<T>(total, flags, blocks, n).template rounded<A>();
+  __shared__ long long partial[exact_partial_words<T, exact_finish_threads>];
+  cudaGridDependencySynchronize();  // the block kernel's states are complete and visible from here on
+  exact_total_over_blocks<T, exact_finish_threads>(block_limbs, block_flags, blocks, total, flags, partial);
+  if (threadIdx.x < 32) exact_round_total<A, T>(total, flags, out);
 }
 
 // The state instead of its rounding (for distributed sums, docs/DISTRIBUTED.md): out[0 .. L) the normalised limbs,
@@ -536,7 +590,9 @@ __global__ void __launch_bounds__(exact_finish_threads)
   using S = exact_state<T>;
   __shared__ long long total[72];
   __shared__ unsigned flags;
-  exact_total_over_blocks<T>(block_limbs, block_flags, blocks, total, flags);
+  __shared__ long long partial[exact_partial_words<T, exact_finish_threads>];
+  cudaGridDependencySynchronize();  // the block kernel's states are complete and visible from here on
+  exact_total_over_blocks<T, exact_finish_threads>(block_limbs, block_flags, blocks, total, flags, partial);
   if (threadIdx.x == 0) {
     S s = exact_state_of<T>(total, flags, blocks, n);
     s.normalize();
@@ -550,62 +606,94 @@ __global__ void __launch_bounds__(exact_finish_threads)
 // per kernel instance: the cache is keyed by the kernel's address too, because two copies of this library in one
 // process (a program and a plugin, or two Python extension modules, each linking detred statically) share the
 // template's static variables (GNU unique symbols) but not their kernels, and each copy's kernel needs its own
-// cudaFuncSetAttribute before it may use more than 48 KiB of dynamic shared memory.
-template <class T, class Tune>
+// cudaFuncSetAttribute before it may use more than 48 KiB of dynamic shared memory. The last four lookups of the
+// thread are kept (a program that alternates small and large sums, or two input types, hits them all).
+template <class T, class Tune, class A = void>
 int exact_resident_blocks() {
+  struct entry {
+    const void* kernel = nullptr;
+    int device = -1, blocks = 0;
+  };
+  static thread_local entry recent[4];
+  static thread_local int next = 0;
   int device = 0;
   check(cudaGetDevice(&device), "cuda::sum (exact): cudaGetDevice");
-  const void* kernel = reinterpret_cast<const void*>(exact_block_kernel<T, Tune>);
-  static thread_local int cached_device = -1, cached_blocks = 0;
-  static thread_local const void* cached_kernel = nullptr;
-  if (device != cached_device || kernel != cached_kernel) {
-    int sms = 0, per_sm = 0;
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-          "cuda::sum (exact): cudaDeviceGetAttribute");
-    check(cudaFuncSetAttribute(exact_block_kernel<T, Tune>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(exact_shared_bytes<T, Tune>)),
-          "cuda::sum (exact): cudaFuncSetAttribute");
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_block_kernel<T, Tune>, Tune::block_threads,
-                                                        exact_shared_bytes<T, Tune>),
-          "cuda::sum (exact): occupancy");
-    cached_blocks = sms * (per_sm > 0 ? per_sm : 1);
-    cached_device = device;
-    cached_kernel = kernel;
-  }
-  return cached_blocks;
+  const void* kernel = reinterpret_cast<const void*>(exact_block_kernel<T, Tune, A>);
+  for (const entry& e : recent)
+    if (e.kernel == kernel && e.device == device) return e.blocks;
+  int sms = 0, per_sm = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+        "cuda::sum (exact): cudaDeviceGetAttribute");
+  check(cudaFuncSetAttribute(exact_block_kernel<T, Tune, A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(exact_shared_bytes<T, Tune>)),
+        "cuda::sum (exact): cudaFuncSetAttribute");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_block_kernel<T, Tune, A>, Tune::block_threads,
+                                                      exact_shared_bytes<T, Tune>),
+        "cuda::sum (exact): occupancy");
+  entry& e = recent[next];
+  next = (next + 1) % 4;
+  e = {kernel, device, sms * (per_sm > 0 ? per_sm : 1)};
+  return e.blocks;
 }
 
 // Kernel 1 over d_in[0..n) (n <= 2^42, checked by the caller) with a chosen tuning: one normalised state per block in
-// the workspace. Returns the block count and where the states are.
-template <class T, class Tune>
+// the workspace. Returns the block count and where the states are. With A non-void, the single pass: the last block
+// also rounds the total to *d_out.
+template <class T, class Tune, class A = void>
 int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream, long long*& block_limbs,
-                        unsigned*& block_flags) {
+                        unsigned*& block_flags, A* d_out = nullptr) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
   // `waves` times the blocks the device keeps resident (tuning.hpp), no more than the workspace bound
   // (exact_partition_for keeps each block within 2^30 terms; that many blocks fit the bound for n <= 2^42).
   const exact_tuning tune = current_tuning().exact;
-  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune>()) * std::uint64_t(tune.waves);
+  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune, A>()) * std::uint64_t(tune.waves);
   if (wanted > exact_block_bound(n)) wanted = exact_block_bound(n);
   const exact_partition part = exact_partition_for<T, Tune>(d_in, n, wanted);
   const std::uint64_t blocks = part.blocks;
   unsigned char* base = static_cast<unsigned char*>(d_workspace) + workspace_header_bytes;
   block_limbs = reinterpret_cast<long long*>(base);
   block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
-  exact_block_kernel<T, Tune><<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
-      d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags);
+  exact_block_kernel<T, Tune, A><<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
+      d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags, d_out,
+      workspace_arrivals(d_workspace));
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
   return int(blocks);
 }
 
-// Kernel 1 in the form the tuning asks for: the streamed form (exact.interleave=1) for n <= 2^40, else the default.
-// More than 2^42 terms are refused first, before any CUDA call.
+// Small sums (at most this many bytes, with the streamed form on): the binary32 family takes the single pass (one
+// launch: the last block finishes; H100, back to back, f32 2^16 8.1 us a call against 8.4-10.9 for two kernels),
+// binary64 the short steps of exact_small_tuning and two kernels (its single pass was 1 us slower: kernel 1 holds an
+// SM with 190 registers a thread, and the last block's finish then follows its own work, where the finishing kernel
+// launched by programmatic dependent launch is already resident). docs/EXACT.md "Small sums".
+inline constexpr std::uint64_t exact_small_bytes = std::uint64_t{1} << 24;
+
 template <class T>
-int launch_exact_blocks_tuned(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream,
-                              long long*& block_limbs, unsigned*& block_flags) {
+bool exact_small(std::uint64_t n) {
+  return n * sizeof(T) <= exact_small_bytes && current_tuning().exact.interleave;
+}
+template <class T>
+bool exact_single_pass(std::uint64_t n) {
+  return !std::same_as<T, double> && exact_small<T>(n);
+}
+
+// More than 2^42 terms are refused first, before any CUDA call.
+inline void exact_check_size(std::uint64_t n) {
   if (n > exact_max_n)
     detred::detail::throw_invalid("cuda::sum", "sum_method::exact takes at most 2^42 terms per call (" +
                                                    std::to_string(n) + " given); merge exact_accumulator states");
+}
+
+// Kernel 1 in the form the tuning asks for: the streamed form (exact.interleave=1) for n <= 2^40 (binary64 small sums
+// with its short steps, exact_small), else the default.
+template <class T>
+int launch_exact_blocks_tuned(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream,
+                              long long*& block_limbs, unsigned*& block_flags) {
+  exact_check_size(n);
+  if constexpr (std::same_as<T, double>) {
+    if (exact_small<T>(n))
+      return launch_exact_blocks<T, exact_small_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+  }
   if (current_tuning().exact.interleave && n <= (std::uint64_t{1} << 40))
     return launch_exact_blocks<T, exact_streamed_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   return launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
@@ -615,6 +703,11 @@ template <class A, class T>
 void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspace, cudaStream_t stream) {
   long long* block_limbs = nullptr;
   unsigned* block_flags = nullptr;
+  exact_check_size(n);
+  if (exact_single_pass<T>(n)) {
+    launch_exact_blocks<T, exact_streamed_tuning<T>, A>(d_in, n, d_workspace, stream, block_limbs, block_flags, d_out);
+    return;
+  }
   const int blocks = launch_exact_blocks_tuned<T>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   launch_finishing_block(exact_finish_kernel<A, T>, exact_finish_threads, stream,
                          "cuda::sum (exact): finishing kernel launch", static_cast<const long long*>(block_limbs),
