@@ -137,12 +137,14 @@ TEST(CudaExactSum, CancellationAndNegativeZerosAtScale) {
 // Small sums (docs/EXACT.md "Small sums"): the single pass of the binary32 family, whose last block finds the total
 // and puts the arrival word back at rest, and binary64's short steps. Their bits on one workspace reused call after
 // call, on a workspace first filled with arbitrary bytes (a stale arrival word), and between canonical sums that use
-// the same word, at sizes from one block to hundreds of blocks and on both sides of the small-sum size.
+// the same word, at sizes from one block to hundreds of blocks and on both sides of the single-pass size (2^16 floats)
+// and of the small-sum size (16 MiB).
 template <class T>
 void expect_small_sums_on_reused_and_dirty_workspaces() {
   const std::size_t edge = (std::size_t{1} << 24) / sizeof(T);
   for (unsigned char fill : {0x00, 0xa5, 0xff}) {
-    for (std::size_t n : {std::size_t{1000}, std::size_t{1} << 16, (std::size_t{1} << 20) + 3, edge, edge + 2}) {
+    for (std::size_t n : {std::size_t{1000}, std::size_t{1} << 16, (std::size_t{1} << 16) + 1,
+                          (std::size_t{1} << 20) + 3, edge, edge + 2}) {
       const std::vector<T> x = exact_data<T>(exact_dataset::full_range, n, n + 5);
       const T cpu = sum<T>(x.data(), x.size(), sum_method::exact);
       const std::size_t ws_bytes = device_sum_input<T>::bytes_for(n);

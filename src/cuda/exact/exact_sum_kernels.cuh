@@ -661,12 +661,15 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
   return int(blocks);
 }
 
-// Small sums (at most this many bytes, with the streamed form on): the binary32 family takes the single pass (one
-// launch: the last block finishes; H100, back to back, f32 2^16 8.1 us a call against 8.4-10.9 for two kernels),
-// binary64 the short steps of exact_small_tuning and two kernels (its single pass was 1 us slower: kernel 1 holds an
-// SM with 190 registers a thread, and the last block's finish then follows its own work, where the finishing kernel
-// launched by programmatic dependent launch is already resident). docs/EXACT.md "Small sums".
+// Small sums (at most exact_small_bytes, with the streamed form on): binary64 takes the short steps of
+// exact_small_tuning and two kernels; the binary32 family, up to exact_single_pass_bytes, the single pass (one launch:
+// the last block finishes). H100, back to back, four machines: f32 2^16 7.8-8.1 us a call by the single pass against
+// 7.7-10.9 by two kernels; at 2^20 two kernels were 0.25 us faster on three of the four; binary64's single pass was
+// 1 us slower at 2^16 (kernel 1 holds an SM with 190 registers a thread, and the last block's finish follows its own
+// work, where the finishing kernel launched by programmatic dependent launch is already resident). docs/EXACT.md
+// "Small sums".
 inline constexpr std::uint64_t exact_small_bytes = std::uint64_t{1} << 24;
+inline constexpr std::uint64_t exact_single_pass_bytes = std::uint64_t{1} << 18;
 
 template <class T>
 bool exact_small(std::uint64_t n) {
@@ -674,7 +677,7 @@ bool exact_small(std::uint64_t n) {
 }
 template <class T>
 bool exact_single_pass(std::uint64_t n) {
-  return !std::same_as<T, double> && exact_small<T>(n);
+  return !std::same_as<T, double> && n * sizeof(T) <= exact_single_pass_bytes && current_tuning().exact.interleave;
 }
 
 // More than 2^42 terms are refused first, before any CUDA call.
