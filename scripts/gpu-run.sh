@@ -7,7 +7,7 @@
 #                cases beyond 2^31 elements left out); tools: $SANITIZERS (default memcheck)
 #   bars-sum     the canonical sum's bars: bench_sum_bars bars twice and tune 31 once (CUB in the same program), then
 #                bench_sum's 1 GiB table (tree_neumaier and the 16-bit inputs against CUB) by bench/bench_sum_table.sh
-#   bars-exact   bench_exact 15: the exact sum on four data sets against CUB, and its 2^16 latency
+#   bars-exact   bench_exact 15: the exact sum on four data sets against CUB, and its 2^16 and 2^20 latency
 #   bars-scan    bench_scan 30, then bench_scan 25 tune (CUB and the copy interleaved with the candidates)
 #   bars-reduce  bench_reduce --reps 30 (CUB, and cuBLAS's dot where the machine has libcublas)
 #   bars-rows    bench_rows 30 (CUB's segmented reduce, the read and copy ceilings, the two-stage norm kernels)
