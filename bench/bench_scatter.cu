@@ -6,7 +6,8 @@
 //   segment_sum (canonical and exact) with random segment lengths of mean 16, 256 and 4096 over 2^26 fp32 values,
 //     against cub::DeviceSegmentedReduce::Sum on the same offsets.
 // Output: one line a case, "ratio" = peer time / detred time (>= 1: detred faster). Usage: bench_scatter [reps] [tune]
-// (tune: also the launch shapes and kernel variants of each case).
+// [only] (tune: also the launch shapes and kernel variants of each case; only: run just the cases whose name holds
+// this text, e.g. "index_add" or "mean 4096", so that a profiler sees only their kernels).
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <cmath>
@@ -69,6 +70,8 @@ void row(const std::string& name, double detred_s, double peer_s, const char* pe
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
   const bool tune = argc > 2 && std::string(argv[2]) == "tune";
+  const std::string only = argc > 3 ? argv[3] : "";
+  const auto wanted = [&](const std::string& name) { return name.find(only) != std::string::npos; };
   const std::uint64_t n = std::uint64_t{1} << 26;
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
   for (const scatter_case c : {scatter_case{"scatter_add 2^26 -> 2^20 uniform", 1u << 20, 0},
                                scatter_case{"scatter_add 2^26 -> 2^20 Zipf(1.1)", 1u << 20, 1},
                                scatter_case{"scatter_add 2^26 -> 256 uniform", 256, 0}}) {
+    if (!wanted(c.name)) continue;
     fill_index<<<1024, 256>>>(index.get(), n, c.m, c.kind, 7);
     device_buffer<float> out(c.m);
     check(cudaMemset(out.get(), 0, c.m * sizeof(float)), "cudaMemset");
@@ -116,7 +120,7 @@ int main(int argc, char** argv) {
   }
 
   // index_add: bf16 [2^20 x 128] into fp32 [2^16 x 128], Zipf indices.
-  {
+  if (wanted("index_add")) {
     const std::uint64_t rows = std::uint64_t{1} << 20, d = 128, m = std::uint64_t{1} << 16;
     device_buffer<detred::bfloat16> source(rows * d);
     fill_uniform(source.get(), rows * d, 3);
@@ -152,6 +156,7 @@ int main(int argc, char** argv) {
 
   // segment_sum against CUB's segmented reduce.
   for (std::uint64_t mean : {16u, 256u, 4096u}) {
+    if (!wanted("segment_sum mean " + std::to_string(mean))) continue;
     const std::vector<int> offsets = make_offsets(n, mean);
     const std::uint64_t segments = offsets.size() - 1;
     device_buffer<int> d_offsets(offsets.size());
@@ -181,18 +186,29 @@ int main(int argc, char** argv) {
               std::to_string(mean),
           t, t_cub, "cub SegmentedReduce");
     }
-    if (tune)
-      for (int threads : {64, 128, 256}) {
-        detred::cuda::segment_options o{detred::sum_method::tree};
-        o.block_threads = threads;
-        const double t = single_call_seconds(
-            [&] {
-              detred::cuda::segment_sum(out.get(), bytes, values.get(), d_offsets.get(), out.get(), segments, nullptr,
-                                        o);
-            },
-            reps);
-        row("  canonical threads " + std::to_string(threads), t, t_cub, "cub SegmentedReduce");
-      }
+    if (tune && mean == 4096) {
+      // The same lengths from 16-byte aligned starts (offsets rounded down to multiples of 4): the reads' alignment
+      // alone.
+      std::vector<int> aligned = offsets;
+      for (std::size_t i = 0; i + 1 < aligned.size(); ++i) aligned[i] &= ~3;
+      check(cudaMemcpy(d_offsets.get(), aligned.data(), aligned.size() * sizeof(int), cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+      const double t_cub_aligned = single_call_seconds(
+          [&] {
+            cub::DeviceSegmentedReduce::Sum(cub_ws.get(), cub_bytes, values.get(), out.get(), int(segments),
+                                            d_offsets.get(), d_offsets.get() + 1);
+          },
+          reps);
+      const double t = single_call_seconds(
+          [&] {
+            detred::cuda::segment_sum(out.get(), bytes, values.get(), d_offsets.get(), out.get(), segments, nullptr,
+                                      {detred::sum_method::tree});
+          },
+          reps);
+      row("  canonical, aligned starts", t, t_cub_aligned, "cub SegmentedReduce");
+      check(cudaMemcpy(d_offsets.get(), offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+    }
   }
   return 0;
 }

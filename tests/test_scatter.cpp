@@ -387,6 +387,80 @@ TEST(Scatter, FloatFastRoundingMatchesTheExactAccumulator) {
   EXPECT_GT(answered, 100000);  // the fast path answers most cases (the test exercises it)
 }
 
+// Narrow words (docs/SCATTER.md, "Narrow words"): narrow_slot_result and its register form narrow_slot_result_fast
+// (where it answers) give the correctly rounded sum of the levels' integers at their weights and the prior value,
+// against the Boost reference: words up to 2^31 in magnitude, every width and level count the GPU can use, bottom
+// fields from 1 (subnormal results) up, priors of every kind.
+TEST(Scatter, NarrowWordsRoundAsTheReference) {
+  using namespace detred::detail;
+  std::mt19937_64 rng(17);
+  int answered = 0;
+  for (int trial = 0; trial < 200000; ++trial) {
+    const int p = rng() % 2 ? 8 : 11;
+    scatter_geometry g;
+    g.width = int(1 + rng() % (31 - p));
+    g.bottom = int(1 + rng() % 254);
+    g.levels = int(1 + rng() % 24);
+    g.top = std::min(254, g.bottom + (g.levels - 1) * g.width);
+    g.levels = (g.top - g.bottom) / g.width + 1;
+    std::int32_t words[32] = {};
+    detred::verify::exact_sum ref;
+    for (int j = 0; j < g.levels; ++j) {
+      const int bits = int(rng() % 32);
+      std::int64_t v = bits == 0 ? 0 : std::int64_t(rng() >> (64 - bits));
+      if (rng() % 4 == 0) v &= ~std::int64_t{0} << int(rng() % 20);
+      words[j] = std::int32_t(rng() % 2 ? v : -v);
+    }
+    if (rng() % 8 == 0)
+      for (int j = 0; j < g.levels; ++j) words[j] = 0;  // exact zeros: the sign rule
+    if (rng() % 8 == 0 && g.levels > 1) {               // the levels cancel exactly
+      words[0] = std::int32_t(1) << g.width;
+      words[1] = -1;
+      for (int j = 2; j < g.levels; ++j) words[j] = 0;
+    }
+    for (int j = 0; j < g.levels; ++j)
+      if (words[j] != 0) ref.add(std::ldexp(double(words[j]), g.bottom + j * g.width - 150 + 24 - p));
+    float prior = 0;
+    switch (rng() % 4) {
+      case 0:
+        prior = rng() % 2 ? 0.0f : -0.0f;
+        break;
+      case 1:
+        prior = std::bit_cast<float>(std::uint32_t(rng()) & 0xff7fffffu);  // finite
+        break;
+      case 2:
+        prior = std::ldexp(float(std::int64_t(rng() % 2000001) - 1000000), g.bottom - 150 + int(rng() % 60));
+        break;
+      default:
+        prior = std::bit_cast<float>(std::uint32_t(rng() % 0x00800000u));  // subnormal
+        break;
+    }
+    ref.add(prior);
+    // A +0.0 term flagged (it adds no word): an exact zero is then +0.0.
+    const std::uint32_t flags = rng() % 8 == 0 ? slot_not_only_negative_zero : 0u;
+    if (flags) ref.add(0.0f);
+    const float want = ref.rounded<float>();
+    const float exact = narrow_slot_result(words, 1, g, p, prior, flags);
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(exact), std::bit_cast<std::uint32_t>(want))
+        << "trial " << trial << " p " << p << " bottom " << g.bottom << " width " << g.width << " levels " << g.levels;
+    float fast = 0;
+    if (!narrow_slot_result_fast(words, 1, g, p, prior, flags, fast)) continue;
+    ++answered;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(fast), std::bit_cast<std::uint32_t>(want))
+        << "fast: trial " << trial << " p " << p << " bottom " << g.bottom << " width " << g.width;
+  }
+  EXPECT_GT(answered,
+            40000);  // the register form answers about a quarter (wide spans and far priors go to the accumulator)
+  // A term's narrow integer is its value in the level's unit: bfloat16 1.5 at shift 3 is 0xc0 << 3; half -1.5 too in
+  // its 11 bits.
+  const auto parts = split_bits<float>(std::bit_cast<std::uint32_t>(1.5f));
+  EXPECT_EQ(narrow_term(parts, 8, 3), 0xc0 << 3);
+  EXPECT_EQ(narrow_term(split_bits<float>(std::bit_cast<std::uint32_t>(-1.5f)), 11, 0), -0x600);
+  EXPECT_EQ(narrow_width(8, 8191), 11);
+  EXPECT_EQ(narrow_width(8, 8192), 10);
+  EXPECT_EQ(narrow_width(11, std::uint64_t{1} << 21), 0);
+}
+
 // segment_sum, tree: each segment has row_sum's bits (batch-invariant); exact: the reference; empty segments -0.0.
 TYPED_TEST(ScatterTypes, SegmentSumCanonicalAndExact) {
   using T = TypeParam;

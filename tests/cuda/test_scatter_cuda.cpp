@@ -275,6 +275,51 @@ TEST(ScatterCudaSingle, OutOfRangeIndicesAreSkippedAndCounted) {
   EXPECT_EQ(count.host()[0], invalid);
 }
 
+// Narrow words (docs/SCATTER.md, "Narrow words"): 16-bit rows into float outputs too large for the privatised path.
+// The headroom's worst case (2^C - 1 rows into one output row, every term the largest significand at the top of its
+// level, all of one sign: a word at (2^C - 1)(2^p - 1)2^(W - 1), just below 2^31), and more output rows past the
+// private-slot threshold than there are private slots, at several launch shapes: the CPU's bits.
+TEST(ScatterCudaSingle, NarrowWordsAtTheirLimits) {
+  DETRED_SCATTER_SKIP_WITHOUT_GPU();
+  const auto run = [](auto zero, int p) {
+    using T = decltype(zero);
+    // Worst case: C = 13 (8191 rows), W = 32 - p - 13; the big terms 2^(W - 1) binades above the smallest.
+    {
+      const std::uint64_t n = 8191, m = 8, d = 128;
+      const int width = 32 - p - 13;
+      const float big = std::ldexp(2.0f - std::ldexp(1.0f, 1 - p), 3), tiny = std::ldexp(1.0f, 3 - (width - 1));
+      std::vector<T> source(n * d, T::from_float(big));
+      source[0] = T::from_float(tiny);
+      const std::vector<std::int32_t> index(n, 3);
+      const std::vector<float> prior(m * d, 0.0f);
+      auto want = prior;
+      detred::index_add(source.data(), index.data(), want.data(), n, m, d);
+      EXPECT_EQ(count_differences(device_index_add(source, index, prior, m, d), want), 0u) << "worst case p " << p;
+      for (auto& v : source) v = T::from_float(-detred::widen<float>(v));
+      want = prior;
+      detred::index_add(source.data(), index.data(), want.data(), n, m, d);
+      EXPECT_EQ(count_differences(device_index_add(source, index, prior, m, d), want), 0u) << "negative p " << p;
+    }
+    // More claimants than private slots, uniform and Zipf rows, values of every kind.
+    std::mt19937_64 rng(21);
+    for (int vk : {0, 1, 3})
+      for (int ik : {0, 1}) {
+        const std::uint64_t n = 200000, m = ik == 0 ? 100 : 3000, d = 16;
+        const auto source = make_values<T>(n * d, vk, rng);
+        const auto index = make_index<std::int64_t>(n, m, ik, rng);
+        const auto prior = make_prior<float>(m * d, rng);
+        auto want = prior;
+        detred::index_add(source.data(), index.data(), want.data(), n, m, d);
+        for (const auto& shape : launch_shapes())
+          EXPECT_EQ(count_differences(device_index_add(source, index, prior, m, d, shape), want), 0u)
+              << "p " << p << " values " << vk << " index " << ik << " block " << shape.block_threads << " grid "
+              << shape.grid_blocks;
+      }
+  };
+  run(bfloat16{}, 8);
+  run(half{}, 11);
+}
+
 TYPED_TEST(ScatterCuda, SegmentsAndRunsEqualTheCpu) {
   DETRED_SCATTER_SKIP_WITHOUT_GPU();
   using T = TypeParam;
@@ -323,6 +368,66 @@ TYPED_TEST(ScatterCuda, SegmentsAndRunsEqualTheCpu) {
         EXPECT_EQ(count_differences(std::vector<R>(got_sums.begin(), got_sums.begin() + std::ptrdiff_t(want_runs)),
                                     std::vector<R>(want_sums.begin(), want_sums.begin() + std::ptrdiff_t(want_runs))),
                   0u);
+      }
+    }
+  }
+}
+
+// Segments staged through shared memory (docs/SCATTER.md, "On the GPU"): every element offset from a 16-byte
+// boundary, lengths around the staged pass's threshold, a region, a segment and a tail, segments that wrap the ring
+// many times, and a values array that itself starts off a boundary (the first segment's first vector then lies
+// partly before the array): the CPU's canonical bits, and the exact method's.
+TYPED_TEST(ScatterCuda, SegmentsAtEveryStartOffsetEqualTheCpu) {
+  DETRED_SCATTER_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  using R = scatter_output_t<T>;
+  constexpr std::int64_t V = 16 / sizeof(T), seg = 32 * V, region = 8 * seg;
+  const std::vector<std::int64_t> lengths = {0,
+                                             1,
+                                             V + 1,
+                                             seg - 1,
+                                             seg + 3,
+                                             region - 1,
+                                             region,
+                                             region + 1,
+                                             region + V - 1,
+                                             region + seg,
+                                             region + seg + 2,
+                                             2 * region + 3 * seg + 5,
+                                             9 * region + 7 * seg + V + 1,
+                                             40 * region + 3};
+  std::vector<std::int64_t> offsets{0};
+  for (std::int64_t start = 0; start < V; ++start)
+    for (std::int64_t length : lengths) {
+      // A filler segment brings the next start to `start` modulo V.
+      offsets.push_back(offsets.back() + (start - offsets.back() % V + V) % V);
+      offsets.push_back(offsets.back() + length);
+    }
+  const std::uint64_t segments = offsets.size() - 1, n = std::uint64_t(offsets.back());
+  std::mt19937_64 rng(12);
+  for (int vk : {0, 1, 3}) {
+    const auto values = make_values<T>(n, vk, rng);
+    for (std::uint64_t shift : {0u, 1u}) {
+      std::vector<T> shifted(shift, T{});
+      shifted.insert(shifted.end(), values.begin(), values.end());
+      buffer<T> v(shifted);
+      buffer<std::int64_t> off(offsets);
+      for (auto method : {detred::sum_method::tree, detred::sum_method::exact}) {
+        std::vector<R> want(segments);
+        detred::segment_sum(values.data(), offsets.data(), want.data(), segments, method);
+        buffer<R> out(segments);
+        std::size_t bytes = detred::cuda::min_workspace_bytes;
+        detred::cuda::segment_sum(reinterpret_cast<void*>(1), bytes, v.ptr + shift, off.ptr, out.ptr, segments, nullptr,
+                                  {method});
+        const auto got = out.host();
+        const std::size_t bad = count_differences(got, want);
+        EXPECT_EQ(bad, 0u) << "values " << vk << " shift " << shift;
+        for (std::uint64_t s = 0; s < segments && bad != 0; ++s)
+          if (detred::bits_of(got[s]) != detred::bits_of(want[s])) {
+            ADD_FAILURE() << "first difference: segment " << s << " start " << offsets[s] << " length "
+                          << offsets[s + 1] - offsets[s];
+            break;
+          }
       }
     }
   }

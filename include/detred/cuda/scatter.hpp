@@ -40,7 +40,8 @@ struct scatter_options {
 // The options of segment_sum and reduce_by_key.
 struct segment_options {
   sum_method method = sum_method::tree;  // tree (canonical) or exact
-  int block_threads = 0;                 // 0, or a multiple of 32 in [32, 256] (one warp a segment)
+  int block_threads = 0;                 // exact: 0, or a multiple of 32 in [32, 256] (one warp a segment);
+                                         // canonical: one warp a block, whatever this says
 };
 
 // out[index[i]] += values[i], i < n, exactly; out has m elements. n < 2^36.

@@ -10,6 +10,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -20,6 +22,7 @@
 #include "detred/cuda/scatter.hpp"
 #include "detred/cuda/workspace.hpp"
 #include "detred/errors.hpp"
+#include "src/cuda/scatter/narrow_kernels.cuh"
 #include "src/cuda/scatter/scatter_kernels.cuh"
 #include "src/cuda/scatter/segment_kernels.cuh"
 
@@ -34,17 +37,35 @@ inline constexpr std::size_t scatter_private_bytes = 48 * 1024;
 // docs/PERFORMANCE.md, "Scatter").
 inline constexpr int scatter_default_threads = 512;
 
+// The canonical segment kernel's grid cap, in blocks (one warp each) an SM: a block a segment up to several waves of
+// the blocks an SM holds; past that, blocks take further segments grid-stride, 32 at a time.
+inline constexpr int staged_blocks_per_sm = 256;
+
+// Narrow words (narrow_kernels.cuh) for 16-bit inputs: the input's precision, 0 for the others.
+template <class T>
+inline constexpr int narrow_precision = sizeof(T) == 2 ? float_traits<T>::precision : 0;
+
+// Narrow words: the block's private copy of the claimed output rows (hot_capacity_max rows at most), and the count a
+// row must reach to claim one, in blocks of the scatter (each block flushes its copy: a row is worth keeping when it
+// receives many terms a block).
+inline constexpr std::size_t narrow_private_bytes = 24 * 1024;
+inline constexpr unsigned narrow_hot_blocks = 2;
+
 struct scatter_layout {
-  std::size_t flags_offset, levels_offset, bytes;
+  std::size_t flags_offset, levels_offset, counts_offset, hot_offset, bytes;
 };
 
-template <class R>
-scatter_layout scatter_workspace_layout(std::uint64_t n, std::uint64_t slots) {
+// 16-bit inputs add the narrow words' counts and private-slot map: 4 bytes each an output row.
+template <class T>
+scatter_layout scatter_workspace_layout(std::uint64_t n, std::uint64_t m, std::uint64_t slots) {
+  using R = scatter_output_t<T>;
   scatter_layout l;
   l.flags_offset = 256;
   l.levels_offset = l.flags_offset + scatter_align(slots * 4);
-  l.bytes =
+  l.counts_offset =
       l.levels_offset + scatter_align(std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>));
+  l.hot_offset = l.counts_offset + (narrow_precision<T> ? scatter_align(m * 4) : 0);
+  l.bytes = l.hot_offset + (narrow_precision<T> ? scatter_align(m * 4) : 0);
   return l;
 }
 
@@ -77,7 +98,7 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
   if (n > detred::detail::max_scatter_terms) detred::detail::throw_invalid(what, "n must be below 2^36");
   if (d == 0 && n > 0) detred::detail::throw_invalid(what, "d must be >= 1");
   const std::uint64_t slots = m * d;
-  const scatter_layout layout = scatter_workspace_layout<R>(n, slots);
+  const scatter_layout layout = scatter_workspace_layout<T>(n, m, slots);
   if (workspace_query(d_workspace, workspace_bytes, layout.bytes, what)) return;
   if (n > 0 && (d_source == nullptr || d_index == nullptr))
     detred::detail::throw_invalid(what, "d_source or d_index is null");
@@ -89,37 +110,59 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
   check(cudaMemsetAsync(header, 0, sizeof(scatter_header), stream), "cudaMemsetAsync");
   if (slots > 0 && n > 0) {  // n = 0 leaves out as it is, as the CPU twin does
     const int width = detred::detail::level_width<R>(n);
+    const int wide_levels = detred::detail::max_levels<R>(n);
     const int threads = options.block_threads ? options.block_threads : scatter_default_threads;
     const int per_sm = 2048 / threads;
     const std::uint64_t count = n * d;
+    constexpr std::size_t table_bytes = ((scatter_format<R>::max_field + 1) * 2 + 15) / 16 * 16;
+    const std::size_t private_bytes = std::size_t(wide_levels) * slots * sizeof(level_word<R>);
+    const bool privatise = private_bytes + table_bytes <= scatter_private_bytes;
+    const std::uint64_t work = d == 1 ? n : n * 32;
+    const unsigned grid = grid_for(work, threads, per_sm, options.grid_blocks);
+    // Narrow words: 16-bit rows (d > 1) into outputs too large for the privatised path; the device then decides from
+    // the data (narrow_geometry).
+    const int narrow_p =
+        narrow_precision<T> != 0 && d > 1 && !privatise && n < (std::uint64_t{1} << 31) ? narrow_precision<T> : 0;
+    const int capacity = narrow_p ? int(std::min<std::uint64_t>(hot_capacity_max, narrow_private_bytes / (4 * d))) : 0;
+    auto* counts = narrow_p ? reinterpret_cast<unsigned*>(base + layout.counts_offset) : nullptr;
+    auto* hot = reinterpret_cast<int*>(base + layout.hot_offset);
+    if (narrow_p) {
+      check(cudaMemsetAsync(counts, 0, m * 4, stream), "cudaMemsetAsync");
+      check(cudaMemsetAsync(hot, 0xff, m * 4, stream), "cudaMemsetAsync");
+    }
     if (count > 0)
-      geometry_kernel<R>
-          <<<grid_for(count, threads, per_sm, options.grid_blocks), threads, 0, stream>>>(d_source, count, header);
-    clear_kernel<R>
-        <<<grid_for(std::uint64_t(detred::detail::max_levels<R>(n)) * slots, threads, per_sm, 0), threads, 0, stream>>>(
-            header, width, levels, flags, slots);
-    if (n > 0) {
-      constexpr std::size_t table_bytes = ((scatter_format<R>::max_field + 1) * 2 + 15) / 16 * 16;
-      const std::size_t private_bytes = std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>);
-      const bool privatise = private_bytes + table_bytes <= scatter_private_bytes;
-      const std::uint64_t work = d == 1 ? n : n * 32;
-      const unsigned grid = grid_for(work, threads, per_sm, options.grid_blocks);
+      geometry_kernel<R, T, I><<<grid_for(count, threads, per_sm, options.grid_blocks), threads, 0, stream>>>(
+          d_source, count, header, d_index, n, m, counts);
+    if (narrow_p) {
+      const unsigned threshold = std::max<unsigned>(256, narrow_hot_blocks * grid);
+      hot_rows_kernel<<<grid_for(m, threads, per_sm, 0), threads, 0, stream>>>(counts, m, hot, header, threshold,
+                                                                               capacity);
+    }
+    clear_kernel<R><<<grid_for(std::uint64_t(wide_levels) * slots, threads, per_sm, 0), threads, 0, stream>>>(
+        header, width, narrow_p, wide_levels, levels, flags, slots);
+    {
       const std::size_t shared = table_bytes + (privatise ? private_bytes : 0);
       if (d == 1 && privatise)
-        scatter_kernel<R, T, I, false, true, false>
-            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+        scatter_kernel<R, T, I, false, true, false><<<grid, threads, shared, stream>>>(
+            d_source, d_index, n, m, d, header, width, narrow_p, wide_levels, levels, flags);
       else if (d == 1)
-        scatter_kernel<R, T, I, false, false, true>
-            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+        scatter_kernel<R, T, I, false, false, true><<<grid, threads, shared, stream>>>(
+            d_source, d_index, n, m, d, header, width, narrow_p, wide_levels, levels, flags);
       else if (privatise)
-        scatter_kernel<R, T, I, true, true, false>
-            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+        scatter_kernel<R, T, I, true, true, false><<<grid, threads, shared, stream>>>(
+            d_source, d_index, n, m, d, header, width, narrow_p, wide_levels, levels, flags);
       else
-        scatter_kernel<R, T, I, true, false, false>
-            <<<grid, threads, shared, stream>>>(d_source, d_index, n, m, d, header, width, levels, flags);
+        scatter_kernel<R, T, I, true, false, false><<<grid, threads, shared, stream>>>(
+            d_source, d_index, n, m, d, header, width, narrow_p, wide_levels, levels, flags);
+      if constexpr (narrow_precision<T> != 0) {
+        if (narrow_p)
+          narrow_rows_kernel<T, I><<<grid, threads, table_bytes + std::size_t(capacity) * d * 4, stream>>>(
+              d_source, d_index, n, m, d, header, narrow_p, wide_levels, reinterpret_cast<std::int32_t*>(levels), flags,
+              reinterpret_cast<const int*>(base + layout.hot_offset), capacity);
+      }
     }
-    finish_kernel<R>
-        <<<grid_for(slots, threads, per_sm, 0), threads, 0, stream>>>(header, width, levels, flags, d_out, slots);
+    finish_kernel<R><<<grid_for(slots, threads, per_sm, 0), threads, 0, stream>>>(header, width, narrow_p, wide_levels,
+                                                                                  levels, flags, d_out, slots);
     if (count > 0)
       zero_sign_kernel<R, T, I><<<grid_for(count, threads, per_sm, 0), threads, 0, stream>>>(header, d_source, d_index,
                                                                                              n, m, d, flags, d_out);
@@ -148,20 +191,26 @@ void launch_segments(const T* d_values, scatter_output_t<T>* d_out, std::uint64_
     return unsigned(std::min<std::uint64_t>((segments + threads / 32 - 1) / (threads / 32),
                                             std::uint64_t(scatter_sm_count()) * 64));
   };
-  // Blocks: 256 threads for the exact and short-segment passes, 64 for the long segments (measured on the H100:
-  // docs/PERFORMANCE.md, "Scatter"); options.block_threads, when set, for all.
-  const int threads = options.block_threads ? options.block_threads : 256;
-  const int long_threads = options.block_threads ? options.block_threads : 64;
+  // Exact: blocks of 256 threads (measured on the H100: docs/PERFORMANCE.md, "Scatter"), options.block_threads when
+  // set. Canonical: one warp a block, a block a segment up to staged_blocks_per_sm an SM, so that the block scheduler
+  // balances segments of unequal lengths.
   if (options.method == sum_method::exact) {
-    segment_kernel<R, T, segment_pass::exact>
-        <<<grid_of(threads), threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+    const int threads = options.block_threads ? options.block_threads : 256;
+    exact_segment_kernel<R, T><<<grid_of(threads), threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
   } else {
-    // Two passes over the segments: the short ones by the tile-free root (fewer registers, more warps resident), the
-    // long ones by the full root; each skips the other's segments. The same canonical bits either way.
-    segment_kernel<R, T, segment_pass::canonical_short>
-        <<<grid_of(threads), threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
-    segment_kernel<R, T, segment_pass::canonical_long>
-        <<<grid_of(long_threads), long_threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+    const unsigned grid =
+        unsigned(std::min<std::uint64_t>(segments, std::uint64_t(scatter_sm_count()) * staged_blocks_per_sm));
+    // The largest shared-memory carveout, so that canonical_blocks_per_sm rings fit an SM: once a device.
+    static std::array<std::atomic<bool>, 64> carved{};
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    if (device >= int(carved.size()) || !carved[std::size_t(device)].load(std::memory_order_acquire)) {
+      check(cudaFuncSetAttribute(canonical_segment_kernel<R, T, Bounds>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 cudaSharedmemCarveoutMaxShared),
+            "cudaFuncSetAttribute");
+      if (device < int(carved.size())) carved[std::size_t(device)].store(true, std::memory_order_release);
+    }
+    canonical_segment_kernel<R, T><<<grid, 32, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
   }
   check(cudaGetLastError(), what);
 }

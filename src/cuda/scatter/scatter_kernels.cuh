@@ -1,6 +1,7 @@
 // The kernels of the exact scattered sums (scatter_add, index_add): the fixed-point levels of scatter_levels.hpp
 // filled by integer atomics (docs/SCATTER.md, "On the GPU"). Five launches on one stream:
-//   geometry_kernel   the smallest and largest effective field of the values (integer atomicMin/Max: exact);
+//   geometry_kernel   the smallest and largest effective field of the values (integer atomicMin/Max: exact), and
+//                     for narrow words the rows' counts (narrow_kernels.cuh);
 //   clear_kernel      zeroes the levels the geometry uses and the slots' flags;
 //   scatter_kernel    one term at a time: its level and shift from a per-block table, k added by an integer atomic
 //                     (float words: lanes of a warp that hit the same word add their k's first, exactly); or, for few
@@ -24,14 +25,20 @@ using detred::detail::level_word;
 using detred::detail::scatter_format;
 using detred::detail::scatter_geometry;
 
+// Narrow words (hot_rows_kernel, narrow_rows_kernel): the most output rows a block keeps in shared memory.
+inline constexpr int hot_capacity_max = 48;
+
 // The workspace header: the geometry's atomics and the call's counters.
 struct scatter_header {
-  unsigned top;             // max effective field (0: none)
-  unsigned bottom_flipped;  // max of (max_field + 1 - effective field): the smallest field, as a maximum
-  unsigned zero_slots;      // nonzero when some slot's result is -0.0 (zero_sign_kernel has work)
-  unsigned unused;
+  unsigned top;                // max effective field (0: none)
+  unsigned bottom_flipped;     // max of (max_field + 1 - effective field): the smallest field, as a maximum
+  unsigned zero_slots;         // nonzero when some slot's result is -0.0 (zero_sign_kernel has work)
+  unsigned max_count;          // narrow words only: the most terms any slot receives (0: not counted)
   unsigned long long invalid;  // contributions with an index outside [0, m)
+  unsigned hot_rows;           // narrow words only: output rows that claimed a private slot (may exceed the capacity)
+  unsigned hot_list[hot_capacity_max];  // narrow words only: private slot -> output row
 };
+static_assert(sizeof(scatter_header) <= 256, "the workspace header is 256 bytes");
 
 inline constexpr std::uint32_t slot_provisional_negative_zero = 1u << 16;
 
@@ -45,6 +52,18 @@ __device__ __forceinline__ scatter_geometry read_geometry(const scatter_header* 
   const int top = int(h->top);
   const int bottom = scatter_format<R>::max_field + 1 - int(h->bottom_flipped);
   return detred::detail::make_geometry(bottom, top, width);
+}
+
+// Whether this call's data take narrow words (scatter_levels.hpp), and their geometry: narrow_p (the input's precision;
+// 0 where the host ruled them out) and a counted multiplicity give a width, and the levels must fit the workspace that
+// wide_levels words of 64 bits a slot make.
+__device__ __forceinline__ bool narrow_geometry(const scatter_header* h, int narrow_p, int wide_levels,
+                                                scatter_geometry& g) {
+  if (narrow_p == 0 || h->max_count == 0) return false;
+  const int width = detred::detail::narrow_width(narrow_p, h->max_count);
+  if (width == 0) return false;
+  g = read_geometry<float>(h, width);
+  return g.levels <= 2 * wide_levels;
 }
 
 template <class R, class T>
@@ -62,10 +81,34 @@ __device__ __forceinline__ void geometry_term(T x, unsigned& top, unsigned& flip
   }
 }
 
-// 16-byte loads, two in flight a thread, where the values are 16-byte aligned; the rest one element at a time.
-template <class R, class T>
+// counts[r] += the rows i with index[i] == r (zeroed before), by integer atomics that return nothing: lanes of a warp
+// with equal indices combine first. Run by geometry_kernel over the index while it streams the values.
+template <class I>
+__device__ __forceinline__ void count_rows(const I* __restrict__ index, std::uint64_t n, std::uint64_t m,
+                                           unsigned* __restrict__ counts) {
+  const int lane = int(threadIdx.x & 31);
+  const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
+  for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); base < n; base += stride) {
+    const std::uint64_t i = base + std::uint64_t(lane);
+    bool ok = i < n;
+    std::uint64_t r = 0;
+    if (ok) {
+      const I v = index[i];
+      ok = v >= 0 && std::uint64_t(v) < m;
+      r = ok ? std::uint64_t(v) : 0;
+    }
+    const unsigned group = __match_any_sync(0xffffffffu, ok ? r : ~0ull - unsigned(lane));
+    if (ok && lane == __ffs(group) - 1) atomicAdd(&counts[r], unsigned(__popc(group)));
+  }
+}
+
+// 16-byte loads, two in flight a thread, where the values are 16-byte aligned; the rest one element at a time. With
+// `counts` set (narrow words), first the rows' counts (count_rows), whose atomics stay in flight meanwhile.
+template <class R, class T, class I>
 __global__ void __launch_bounds__(1024)
-    geometry_kernel(const T* __restrict__ values, std::uint64_t count, scatter_header* h) {
+    geometry_kernel(const T* __restrict__ values, std::uint64_t count, scatter_header* h, const I* __restrict__ index,
+                    std::uint64_t rows, std::uint64_t m, unsigned* __restrict__ counts) {
+  if (counts != nullptr) count_rows(index, rows, m, counts);
   constexpr int per_vector = int(16 / sizeof(T));
   unsigned top = 0, flipped = 0;
   const std::uint64_t thread = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -103,10 +146,14 @@ __global__ void __launch_bounds__(1024)
 }
 
 template <class R>
-__global__ void __launch_bounds__(1024)
-    clear_kernel(const scatter_header* h, int width, level_word<R>* levels, std::uint32_t* flags, std::uint64_t slots) {
+__global__ void __launch_bounds__(1024) clear_kernel(const scatter_header* h, int width, int narrow_p, int wide_levels,
+                                                     level_word<R>* levels, std::uint32_t* flags, std::uint64_t slots) {
   const scatter_geometry g = read_geometry<R>(h, width);
-  const std::uint64_t words = std::uint64_t(g.levels) * slots;
+  scatter_geometry narrow;
+  const std::uint64_t words = narrow_geometry(h, narrow_p, wide_levels, narrow)
+                                  ? (std::uint64_t(narrow.levels) * slots * 4 + sizeof(level_word<R>) - 1) /
+                                        sizeof(level_word<R>)  // int32 words, cleared as whole level words
+                                  : std::uint64_t(g.levels) * slots;
   const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
   for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < words || t < slots; t += stride) {
     if (t < words) levels[t] = level_word<R>{};
@@ -190,8 +237,10 @@ __device__ __forceinline__ bool add_term(bool ok, std::uint64_t slot, typename s
 template <class R, class T, class I, bool Rows, bool Private, bool Aggregate>
 __global__ void __launch_bounds__(1024)
     scatter_kernel(const T* __restrict__ values, const I* __restrict__ index, std::uint64_t n, std::uint64_t m,
-                   std::uint64_t d, scatter_header* h, int width, level_word<R>* __restrict__ levels,
-                   std::uint32_t* __restrict__ flags) {
+                   std::uint64_t d, scatter_header* h, int width, int narrow_p, int wide_levels,
+                   level_word<R>* __restrict__ levels, std::uint32_t* __restrict__ flags) {
+  scatter_geometry narrow;
+  if (narrow_geometry(h, narrow_p, wide_levels, narrow)) return;  // narrow_rows_kernel's call
   extern __shared__ __align__(16) unsigned char shared[];
   constexpr int table_bytes = ((scatter_format<R>::max_field + 1) * 2 + 15) / 16 * 16;
   std::uint16_t* table = reinterpret_cast<std::uint16_t*>(shared);
@@ -269,9 +318,12 @@ __global__ void __launch_bounds__(1024)
 
 template <class R>
 __global__ void __launch_bounds__(1024)
-    finish_kernel(scatter_header* h, int width, const level_word<R>* __restrict__ levels,
+    finish_kernel(scatter_header* h, int width, int narrow_p, int wide_levels, const level_word<R>* __restrict__ levels,
                   std::uint32_t* __restrict__ flags, R* __restrict__ out, std::uint64_t slots) {
-  const scatter_geometry g = read_geometry<R>(h, width);
+  scatter_geometry g = read_geometry<R>(h, width), narrow_g;
+  const bool narrow = narrow_geometry(h, narrow_p, wide_levels, narrow_g);
+  if (narrow) g = narrow_g;
+  const auto* words = reinterpret_cast<const std::int32_t*>(levels);
   bool zero = false;
   for (std::uint64_t s = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots;
        s += std::uint64_t(gridDim.x) * blockDim.x) {
@@ -280,8 +332,15 @@ __global__ void __launch_bounds__(1024)
     R result;
     // The float fast path keeps the slot in registers; the exact accumulator (local memory) is the fallback.
     bool done = false;
-    if constexpr (std::is_same_v<R, float>)
-      done = detred::detail::slot_result_float_fast(levels + s, slots, g, prior, slot_flags, result);
+    if constexpr (std::is_same_v<R, float>) {
+      if (narrow) {
+        if (!detred::detail::narrow_slot_result_fast(words + s, slots, g, narrow_p, prior, slot_flags, result))
+          result = detred::detail::narrow_slot_result(words + s, slots, g, narrow_p, prior, slot_flags);
+        done = true;
+      } else {
+        done = detred::detail::slot_result_float_fast(levels + s, slots, g, prior, slot_flags, result);
+      }
+    }
     if (!done) result = detred::detail::slot_result<R>(levels + s, slots, g, prior, slot_flags);
     out[s] = result;
     if (detred::bits_of(result) == detred::bits_of(-R(0))) {

@@ -249,33 +249,12 @@ DETRED_HD R slot_result(const level_word<R>* levels, std::uint64_t stride, const
   return acc.template rounded<R>();
 }
 
-// The float slot's value rounded without the exact accumulator, where its exact value fits a 128-bit integer in units
-// of 2^(bottom + lsb_offset): at most 8 levels spanning at most 56 bits of shifts (|sum| < 2^(63 + 56 + 3)), and a
-// prior value that is zero or of effective field in [bottom, bottom + 96]. Returns false (the caller takes
-// slot_result) for NaN/Inf flags, a prior value outside that range, and an exact zero (whose sign slot_result
-// decides). Otherwise `result` is the correctly rounded value, as slot_result gives it: the integer T has its
-// highest bit b; below 24 significant bits the value T 2^(bottom - 150) is representable (a multiple of 2^-149, the
-// subnormal quantum, since bottom >= 1); from 24 bits on it is normal (>= 2^(bottom - 126)) and rounds once to
-// nearest even at bit b - 23; an exponent field past 254 is infinity (the magnitude reached MAX + ulp(MAX)/2).
-DETRED_HD DETRED_INLINE bool slot_result_float_fast(const level_word<float>* levels, std::uint64_t stride,
-                                                    const scatter_geometry& g, float prior, std::uint32_t flags,
-                                                    float& result) {
-  if ((flags & (slot_nan | slot_positive_infinity | slot_negative_infinity)) != 0) return false;
-  if (g.levels == 0 || g.levels > 8 || (g.levels - 1) * g.width > 56) return false;
-  __int128 t = 0;
-  for (int j = 0; j < g.levels; ++j) t += __int128(std::int64_t(levels[std::uint64_t(j) * stride].lo)) << (j * g.width);
-  const std::uint32_t pb = bit_cast<std::uint32_t>(prior);
-  const int pf = int((pb >> 23) & 0xffu);
-  if (pf == 0xff) return false;
-  if ((pb & 0x7fffffffu) != 0) {
-    const int f = pf != 0 ? pf : 1;
-    if (f < g.bottom || f - g.bottom > 96) return false;
-    const __int128 m = __int128((pb & 0x7fffffu) | (pf != 0 ? 0x800000u : 0u)) << (f - g.bottom);
-    t += (pb >> 31) != 0 ? -m : m;
-  }
-  if (t == 0) return false;
-  const bool negative = t < 0;
-  const unsigned __int128 u = negative ? (unsigned __int128)(-t) : (unsigned __int128)t;
+// The float nearest (ties to even) to (-1)^negative u 2^(e0 - 150), u != 0, e0 >= 1: the integer u has its highest
+// bit b; below 24 significant bits the value is representable (a multiple of 2^-149, the subnormal quantum, since
+// e0 >= 1) unless its exponent is past the format's (e0 > 254: narrow words' units); from 24 bits on it is normal (>=
+// 2^(e0 - 126)) and rounds once to nearest even at bit b - 23; an exponent field past 254 is infinity (the magnitude
+// reached MAX + ulp(MAX)/2).
+DETRED_HD DETRED_INLINE float round_units_to_float(unsigned __int128 u, bool negative, int e0) {
   const std::uint64_t hi = std::uint64_t(u >> 64), lo = std::uint64_t(u);
 #ifdef __CUDA_ARCH__
   int b = hi != 0 ? 127 - __clzll((long long)hi) : 63 - __clzll((long long)lo);
@@ -285,8 +264,10 @@ DETRED_HD DETRED_INLINE bool slot_result_float_fast(const level_word<float>* lev
   std::uint32_t bits;
   if (b < 24) {
     const std::uint32_t mant = std::uint32_t(lo);
-    const int biased = b + g.bottom - 23;
-    bits = biased >= 1 ? std::uint32_t(biased) << 23 | ((mant << (23 - b)) & 0x7fffffu) : mant << (g.bottom - 1);
+    const int biased = b + e0 - 23;
+    bits = biased >= 255 ? 0x7f800000u
+           : biased >= 1 ? std::uint32_t(biased) << 23 | ((mant << (23 - b)) & 0x7fffffu)
+                         : mant << (e0 - 1);
   } else {
     const int shift = b - 23;
     std::uint64_t mant = std::uint64_t(u >> shift);
@@ -297,10 +278,122 @@ DETRED_HD DETRED_INLINE bool slot_result_float_fast(const level_word<float>* lev
       mant >>= 1;
       ++b;
     }
-    const int biased = b + g.bottom - 23;
+    const int biased = b + e0 - 23;
     bits = biased >= 255 ? 0x7f800000u : std::uint32_t(biased) << 23 | (std::uint32_t(mant) & 0x7fffffu);
   }
-  result = bit_cast<float>(bits | (negative ? 0x80000000u : 0u));
+  return bit_cast<float>(bits | (negative ? 0x80000000u : 0u));
+}
+
+// t += the finite float `prior` in units of 2^(e0 - 150); false when it has bits below the unit or lies more than 96
+// binades above it (the caller then takes the exact accumulator).
+DETRED_HD DETRED_INLINE bool add_prior_in_units(__int128& t, float prior, int e0) {
+  const std::uint32_t pb = bit_cast<std::uint32_t>(prior);
+  const int pf = int((pb >> 23) & 0xffu);
+  if (pf == 0xff) return false;
+  if ((pb & 0x7fffffffu) != 0) {
+    const int f = pf != 0 ? pf : 1;
+    if (f < e0 || f - e0 > 96) return false;
+    const __int128 m = __int128((pb & 0x7fffffu) | (pf != 0 ? 0x800000u : 0u)) << (f - e0);
+    t += (pb >> 31) != 0 ? -m : m;
+  }
+  return true;
+}
+
+// An exact zero's sign, as slot_result gives it: -0.0 when every contribution was -0.0 (no level word nonzero, no
+// +0.0 term flagged, a prior of -0.0), else +0.0 (IEEE's exact cancellation under round-to-nearest).
+DETRED_HD DETRED_INLINE float exact_zero(bool any_word, float prior, std::uint32_t flags) {
+  const bool negative =
+      !any_word && (flags & slot_not_only_negative_zero) == 0 && bit_cast<std::uint32_t>(prior) == 0x80000000u;
+  return bit_cast<float>(negative ? 0x80000000u : 0u);
+}
+
+// The float slot's value rounded without the exact accumulator, where its exact value fits a 128-bit integer in units
+// of 2^(bottom + lsb_offset): at most 8 levels spanning at most 56 bits of shifts (|sum| < 2^(63 + 56 + 3)), and a
+// prior value that is zero or of effective field in [bottom, bottom + 96]. Returns false (the caller takes
+// slot_result) for NaN/Inf flags and a prior value outside that range. Otherwise `result` is the correctly rounded
+// value, as slot_result gives it (round_units_to_float; an exact zero by exact_zero).
+DETRED_HD DETRED_INLINE bool slot_result_float_fast(const level_word<float>* levels, std::uint64_t stride,
+                                                    const scatter_geometry& g, float prior, std::uint32_t flags,
+                                                    float& result) {
+  if ((flags & (slot_nan | slot_positive_infinity | slot_negative_infinity)) != 0) return false;
+  if (g.levels == 0 || g.levels > 8 || (g.levels - 1) * g.width > 56) return false;
+  __int128 t = 0;
+  bool any = false;
+  for (int j = 0; j < g.levels; ++j) {
+    const std::int64_t w = std::int64_t(levels[std::uint64_t(j) * stride].lo);
+    any |= w != 0;
+    t += __int128(w) << (j * g.width);
+  }
+  if (!add_prior_in_units(t, prior, g.bottom)) return false;
+  if (t == 0) {
+    result = exact_zero(any, prior, flags);
+    return true;
+  }
+  result = round_units_to_float(t < 0 ? (unsigned __int128)(-t) : (unsigned __int128)t, t < 0, g.bottom);
+  return true;
+}
+
+// Narrow words: the representation for inputs of 16 bits (bfloat16, p = 8; half, p = 11) into float outputs, whose
+// terms have few significant bits. Level j is one int32 a slot, in units of 2^(bottom + jW + lsb_offset + 24 - p)
+// (the input's own units: a widened term's 24-bit significand ends in 24 - p zeros), and a term adds
+// k = +-(m >> (24 - p)) << s, |k| <= (2^p - 1) 2^(W - 1). W = 32 - p - C with C = bit_width(M), M the most terms any
+// slot receives (counted from the index, not bounded by n), so every subset's sum stays below 2^31: the word is exact
+// (docs/SCATTER.md, "Narrow words"). 0 when no W >= 1 fits.
+constexpr DETRED_HD int narrow_width(int p, std::uint64_t max_count) {
+  const int w = 32 - p - headroom_bits(max_count);
+  return w >= 1 ? w : 0;
+}
+
+// The int32 a finite nonzero term (float bits widened from a format of precision p) adds to its narrow level.
+DETRED_HD DETRED_INLINE std::int32_t narrow_term(const term_parts<float>& t, int p, int shift) {
+  const std::uint32_t m = (t.fraction | (t.field != 0 ? std::uint32_t{1} << 23 : 0u)) >> (24 - p);
+  const std::int32_t k = std::int32_t(m << shift);
+  return t.negative ? -k : k;
+}
+
+// A slot of narrow words rounded once, exactly as slot_result rounds the same value: the levels' integers into the
+// exact accumulator's limbs at their weights, the prior value added, one rounding.
+DETRED_HD inline float narrow_slot_result(const std::int32_t* words, std::uint64_t stride, const scatter_geometry& g,
+                                          int p, float prior, std::uint32_t flags) {
+  using A = exact_accumulator<float>;
+  std::int64_t limbs[A::limb_count] = {};
+  bool any = false;
+  for (int j = 0; j < g.levels; ++j) {
+    const std::int32_t w = words[std::uint64_t(j) * stride];
+    if (w == 0) continue;
+    any = true;
+    add_level_to_limbs<float>(limbs, level_word<float>{std::uint64_t(std::int64_t(w))},
+                              g.bottom + j * g.width + scatter_format<float>::lsb_offset + 24 - p - A::low_exponent);
+  }
+  A acc;
+  for (int k = 0; k < A::limb_count; ++k) acc.set_raw(k, limbs[k]);
+  acc.set_count(std::uint64_t(g.levels), flags | (any ? slot_not_only_negative_zero : 0u), std::uint32_t(g.levels));
+  acc.add(prior);
+  return acc.template rounded<float>();
+}
+
+// narrow_slot_result in registers where the exact value fits a 128-bit integer in units of 2^(bottom + 24 - p - 150)
+// (levels spanning at most 64 bits of shifts: |sum| < 2^(31 + 64 + 5)); false (take narrow_slot_result) as
+// slot_result_float_fast, for NaN/Inf flags and a prior value outside the range.
+DETRED_HD DETRED_INLINE bool narrow_slot_result_fast(const std::int32_t* words, std::uint64_t stride,
+                                                     const scatter_geometry& g, int p, float prior, std::uint32_t flags,
+                                                     float& result) {
+  if ((flags & (slot_nan | slot_positive_infinity | slot_negative_infinity)) != 0) return false;
+  if (g.levels == 0 || g.levels > 32 || (g.levels - 1) * g.width > 64) return false;
+  const int e0 = g.bottom + 24 - p;
+  __int128 t = 0;
+  bool any = false;
+  for (int j = 0; j < g.levels; ++j) {
+    const std::int32_t w = words[std::uint64_t(j) * stride];
+    any |= w != 0;
+    t += __int128(w) << (j * g.width);
+  }
+  if (!add_prior_in_units(t, prior, e0)) return false;
+  if (t == 0) {
+    result = exact_zero(any, prior, flags);
+    return true;
+  }
+  result = round_units_to_float(t < 0 ? (unsigned __int128)(-t) : (unsigned __int128)t, t < 0, e0);
   return true;
 }
 

@@ -1,7 +1,6 @@
 // The segmented sums (segment_sum, reduce_by_key): one warp a segment, grid-stride over segments.
-//   canonical (sum_method::tree): warp_row_root (include/detred/cuda/warp/row_warp.cuh) over the segment, the
-//     canonical order of its length: the bits of detred::row_sum and of the CPU twin, batch-invariant; two launches,
-//     the segments shorter than a warp tile by the tile-free root, then the others;
+//   canonical (sum_method::tree): the canonical order of the segment's length (docs/ORDER.md): the bits of
+//     detred::row_sum and of the CPU twin, batch-invariant: canonical_segment_kernel (segment_staged.cuh);
 //   exact: each lane adds its elements (lane, lane + 32, ...) into its own exact_accumulator; the 32 normalised
 //     states are summed limb by limb (integers, exact) and lane 0 rounds once: correctly rounded.
 #pragma once
@@ -14,6 +13,7 @@
 #include "detred/accumulators/plain.hpp"
 #include "detred/cuda/warp/row_warp.cuh"
 #include "detred/rows.hpp"
+#include "src/cuda/scatter/segment_staged.cuh"
 
 namespace detred::cuda::detail {
 
@@ -57,19 +57,11 @@ __device__ R exact_warp_sum(const T* x, std::uint64_t len) {
   return total.template rounded<R>();
 }
 
-// Which segments a launch of segment_kernel reduces, and how.
-enum class segment_pass {
-  exact,            // every segment, correctly rounded (exact_warp_sum)
-  canonical_short,  // the segments shorter than a warp tile, canonical, by the tile-free root (fewer registers)
-  canonical_long,   // the others, canonical, by the full root
-};
-
 // `segments`: the count, or (when d_segments is set) an upper bound with the count in device memory.
-template <class R, class T, segment_pass Pass, class Bounds>
+template <class R, class T, class Bounds>
 __global__ void __launch_bounds__(256)
-    segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
-                   const std::uint64_t* d_segments, Bounds bounds) {
-  constexpr std::uint64_t tile = tile_shape<T>::elements;
+    exact_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
+                         const std::uint64_t* d_segments, Bounds bounds) {
   const std::uint64_t count = d_segments ? *d_segments : segments;
   const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
   for (std::uint64_t s = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; s < count; s += warps) {
@@ -77,18 +69,7 @@ __global__ void __launch_bounds__(256)
     bounds(s, begin, end);
     const T* x = values + begin;
     const std::uint64_t len = end - begin;
-    R result;
-    if constexpr (Pass == segment_pass::exact) {
-      result = exact_warp_sum<R>(x, len);
-    } else {
-      constexpr bool tiles = Pass == segment_pass::canonical_long;
-      if ((len >= tile) != tiles) continue;  // warp-uniform: the other pass's segment
-      using Acc = plain_accumulator<R>;
-      const Acc root = (reinterpret_cast<std::uintptr_t>(x) & 15) == 0
-                           ? warp_row_root<Acc, T, true, widened_leaf<Acc>, tiles>(x, len, widened_leaf<Acc>{})
-                           : warp_row_root<Acc, T, false, widened_leaf<Acc>, tiles>(x, len, widened_leaf<Acc>{});
-      result = canonicalize_nan(root.result());
-    }
+    const R result = exact_warp_sum<R>(x, len);
     if ((threadIdx.x & 31) == 0) out[s] = result;
   }
 }
