@@ -24,10 +24,11 @@ def median_ms(fn, reps: int, warmup: int = 1) -> float:
     return statistics.median(times)
 
 
-def interleaved_median_ms(fns, reps: int, warmup: int = 1) -> list[float]:
-    """Median milliseconds of each of fns, timed as median_ms does (one call between two events), the functions taking
-    turns within every repetition (the order rotating from one repetition to the next), so that clock ramps, other
-    tenants and the allocator's state weigh on each alike. Returns one median per function, in fns' order."""
+def interleaved_median_ms(fns, reps: int, warmup: int = 1, calls: int = 1) -> list[float]:
+    """Median milliseconds of each of fns, timed as median_ms does (one call between two events; with calls > 1,
+    that many calls back to back between the two events, per call), the functions taking turns within every
+    repetition (the order rotating from one repetition to the next), so that clock ramps, other tenants and the
+    allocator's state weigh on each alike. Returns one median per function, in fns' order."""
     for fn in fns:
         for _ in range(warmup):
             fn()
@@ -38,8 +39,9 @@ def interleaved_median_ms(fns, reps: int, warmup: int = 1) -> list[float]:
             i = (rep + k) % len(fns)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fns[i]()
+            for _ in range(calls):
+                fns[i]()
             end.record()
             end.synchronize()
-            times[i].append(start.elapsed_time(end))
+            times[i].append(start.elapsed_time(end) / calls)
     return [statistics.median(t) for t in times]

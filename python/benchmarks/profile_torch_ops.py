@@ -3,10 +3,14 @@ forward + backward of each case of bench_torch_ops.py, detred's route beside PyT
 --reps calls after --warmup untimed ones. For reading a bar's gap (launches, copies, the kernels themselves), not for
 the bars: those come from bench_torch_ops.py.
 
+The timeline section (--cases timeline) prints, for one forward + backward of RMSNorm and LayerNorm at the bars'
+shape, when the host issued each launch and when the GPU ran each kernel (microseconds from the call's start, one
+clock, from the profiler's trace): where the GPU waits for the host.
+
 The host section (--cases host) times the host side alone: microseconds a forward + backward takes to issue on
 [8 x 4096] (the GPU idle in between), for detred's route and PyTorch's, and a cProfile of detred's route.
 
-Usage: python python/benchmarks/profile_torch_ops.py [--reps 10] [--cases rms,ln,lsm,host]
+Usage: python python/benchmarks/profile_torch_ops.py [--reps 10] [--cases rms,ln,lsm,timeline,host]
 """
 
 from __future__ import annotations
@@ -34,6 +38,42 @@ def kernel_table(name, fn, reps, warmup):
         torch.cuda.synchronize()
     print(f"== {name}: {reps} calls")
     print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=14, max_name_column_width=70))
+
+
+_LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaMemcpyAsync",
+             "cudaMallocFromPoolAsync", "cudaFreeAsync")
+
+
+def timeline(name, fn, warmup, calls=3):
+    """The host's launch calls and the GPU's kernels of the last of `calls` calls of fn, in microseconds from the
+    call's marker, then the call's GPU span and the GPU's idle time within it."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+        for k in range(calls):
+            with torch.profiler.record_function(f"call {k}"):
+                fn()
+            torch.cuda.synchronize()
+    events = prof.events()
+    marker = [e for e in events if e.name == f"call {calls - 1}"][0]
+    t0, t1 = marker.time_range.start, marker.time_range.end
+    rows = []
+    for e in events:
+        start = e.time_range.start
+        if e.device_type == torch.autograd.DeviceType.CUDA and start >= t0:
+            rows.append((start - t0, e.time_range.end - t0, "gpu", e.name))
+        elif e.name in _LAUNCHES and t0 <= start <= t1:
+            rows.append((start - t0, e.time_range.end - t0, "host", e.name))
+    rows.sort()
+    print(f"== timeline of {name} (us from the call's start; host issue ends at {t1 - t0:.0f})")
+    for start, end, side, what in rows:
+        print(f"  {side:4} {start:8.1f} {end:8.1f}  {what[:90]}")
+    gpu = [(s, e) for s, e, side, _ in rows if side == "gpu"]
+    if gpu:
+        busy = sum(e - s for s, e in gpu)
+        print(f"  GPU span {gpu[0][0]:.1f} .. {max(e for _, e in gpu):.1f} us, kernels {busy:.1f} us, idle "
+              f"{max(e for _, e in gpu) - gpu[0][0] - busy:.1f} us after the first kernel")
 
 
 def host_us(fn, reps=300):
@@ -117,6 +157,12 @@ def main():
                      fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b)), args.reps, args.warmup)
         kernel_table("F.layer_norm", fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b)),
                      args.reps, args.warmup)
+    if "timeline" in cases:
+        timeline("detred.torch.rms_norm", fwd_bwd(lambda a, ww: dt.rms_norm(a, ww, 1e-6), (x, w)), args.warmup)
+        timeline("F.rms_norm", fwd_bwd(lambda a, ww: F.rms_norm(a, [4096], ww, 1e-6), (x, w)), args.warmup)
+        timeline("detred.torch.layer_norm", fwd_bwd(lambda a, ww, bb: dt.layer_norm(a, [4096], ww, bb), (x, w, b)),
+                 args.warmup)
+        timeline("F.layer_norm", fwd_bwd(lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b)), args.warmup)
     if "host" in cases:
         host_section(dev)
     if "lsm" in cases:

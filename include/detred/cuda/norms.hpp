@@ -14,7 +14,7 @@
 // [rows x cols] shape (dense_rows: lengths, causal_period and stride != cols are rejected, naming the field);
 // layernorm_backward takes full rows with any stride >= cols; the softmax family takes any row_shape; rows shorter
 // than 2^32 elements. row_options: the launch shape (speed only); method must be tree (these calls have no other).
-// Workspace: rmsnorm_backward and layernorm_backward need one (their column reductions' chunk roots); the others use
+// Workspace: rmsnorm_backward and layernorm_backward need one (chunk roots, at most rows / 8 x cols floats); the others
 // none (their size query answers min_workspace_bytes). Throws detred::invalid_argument or detred::cuda::cuda_error.
 #pragma once
 
