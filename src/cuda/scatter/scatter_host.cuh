@@ -119,10 +119,12 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
     const bool privatise = private_bytes + table_bytes <= scatter_private_bytes;
     const std::uint64_t work = d == 1 ? n : n * 32;
     const unsigned grid = grid_for(work, threads, per_sm, options.grid_blocks);
-    // Narrow words: 16-bit rows (d > 1) into outputs too large for the privatised path; the device then decides from
-    // the data (narrow_geometry).
+    // Narrow words: 16-bit rows (d > 1) into outputs too large for the privatised path (fewer than 2^31 source rows,
+    // 2^32 - 1 output rows: the counts are 32-bit); the device then decides from the data (narrow_geometry).
     const int narrow_p =
-        narrow_precision<T> != 0 && d > 1 && !privatise && n < (std::uint64_t{1} << 31) ? narrow_precision<T> : 0;
+        narrow_precision<T> != 0 && d > 1 && !privatise && n < (std::uint64_t{1} << 31) && m < 0xffffffffu
+            ? narrow_precision<T>
+            : 0;
     const int capacity = narrow_p ? int(std::min<std::uint64_t>(hot_capacity_max, narrow_private_bytes / (4 * d))) : 0;
     auto* counts = narrow_p ? reinterpret_cast<unsigned*>(base + layout.counts_offset) : nullptr;
     auto* hot = reinterpret_cast<int*>(base + layout.hot_offset);

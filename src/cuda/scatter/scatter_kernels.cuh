@@ -81,11 +81,20 @@ __device__ __forceinline__ void geometry_term(T x, unsigned& top, unsigned& flip
   }
 }
 
+// The block's table of row counts in count_rows: a power of two of (row + 1, count) entries in shared memory.
+inline constexpr int count_table_entries = 1024;
+
 // counts[r] += the rows i with index[i] == r (zeroed before), by integer atomics that return nothing: lanes of a warp
-// with equal indices combine first. Run by geometry_kernel over the index while it streams the values.
+// with equal indices combine first (__match_any_sync), then each group's count goes into the block's table (open
+// addressing, four probes; a row it cannot place goes straight to `counts`), and the table is added to `counts` at the
+// end: a row that many source rows share (Zipf indices) costs one global atomic a block, not one a warp, whose
+// serialisation in L2 would stall the stream of values behind it. Block-uniform (it synchronises the block); run by
+// geometry_kernel over the index before it streams the values. Rows must be below 2^32 - 1.
 template <class I>
 __device__ __forceinline__ void count_rows(const I* __restrict__ index, std::uint64_t n, std::uint64_t m,
-                                           unsigned* __restrict__ counts) {
+                                           unsigned* __restrict__ counts, unsigned* keys, unsigned* tallies) {
+  for (int e = int(threadIdx.x); e < count_table_entries; e += int(blockDim.x)) keys[e] = tallies[e] = 0;
+  __syncthreads();
   const int lane = int(threadIdx.x & 31);
   const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
   for (std::uint64_t base = std::uint64_t(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); base < n; base += stride) {
@@ -98,8 +107,23 @@ __device__ __forceinline__ void count_rows(const I* __restrict__ index, std::uin
       r = ok ? std::uint64_t(v) : 0;
     }
     const unsigned group = __match_any_sync(0xffffffffu, ok ? r : ~0ull - unsigned(lane));
-    if (ok && lane == __ffs(group) - 1) atomicAdd(&counts[r], unsigned(__popc(group)));
+    if (ok && lane == __ffs(group) - 1) {
+      const unsigned add = unsigned(__popc(group)), key = unsigned(r) + 1;
+      unsigned e = (key * 2654435761u) >> 22;  // 10 bits: count_table_entries
+      bool placed = false;
+      for (int probe = 0; probe < 4 && !placed; ++probe, e = (e + 1) & (count_table_entries - 1)) {
+        const unsigned held = atomicCAS(&keys[e], 0u, key);
+        if (held == 0 || held == key) {
+          atomicAdd(&tallies[e], add);
+          placed = true;
+        }
+      }
+      if (!placed) atomicAdd(&counts[r], add);
+    }
   }
+  __syncthreads();
+  for (int e = int(threadIdx.x); e < count_table_entries; e += int(blockDim.x))
+    if (keys[e] != 0) atomicAdd(&counts[keys[e] - 1], tallies[e]);
 }
 
 // 16-byte loads, two in flight a thread, where the values are 16-byte aligned; the rest one element at a time. With
@@ -108,7 +132,8 @@ template <class R, class T, class I>
 __global__ void __launch_bounds__(1024)
     geometry_kernel(const T* __restrict__ values, std::uint64_t count, scatter_header* h, const I* __restrict__ index,
                     std::uint64_t rows, std::uint64_t m, unsigned* __restrict__ counts) {
-  if (counts != nullptr) count_rows(index, rows, m, counts);
+  __shared__ unsigned keys[count_table_entries], tallies[count_table_entries];
+  if (counts != nullptr) count_rows(index, rows, m, counts, keys, tallies);
   constexpr int per_vector = int(16 / sizeof(T));
   unsigned top = 0, flipped = 0;
   const std::uint64_t thread = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
