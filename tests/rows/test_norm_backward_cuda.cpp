@@ -92,6 +92,23 @@ TEST(LayerNormBackwardCuda, SameBitsAsTheCpuOverShapesAndLaunches) {
   layernorm_backward_equal_cpu<float>(0, 64, 64, 0, {});
 }
 
+// Row counts below, at and past 32 and 256 (the column reduction's chunks and the finish's leftover rows), rows of
+// register-resident widths with and without a tail up to the largest (4344 bfloat16), strided rows, grid-strided
+// launches: the CPU's bits.
+TEST(LayerNormBackwardCuda, RegisterWidthsOverRowCountsSameBitsAsTheCpu) {
+  DETRED_SKIP_WITHOUT_GPU();
+  const bool quick = test::rows_quick();
+  for (std::uint64_t rows : {31ull, 32ull, 97ull, 256ull, 1000ull, 2083ull})
+    for (std::uint64_t c : {264ull, 2048ull, 4096ull, 4344ull}) {
+      if (quick && !(rows == 97 || rows == 1000)) continue;
+      layernorm_backward_equal_cpu<bfloat16>(rows, c, c, 0, {});
+      layernorm_backward_equal_cpu<float>(rows, c / 2, c / 2, 0, {});
+    }
+  layernorm_backward_equal_cpu<bfloat16>(300, 4096, 4104, 0, {});
+  layernorm_backward_equal_cpu<bfloat16>(300, 1032, 1032, 0, {.grid_blocks = 3});
+  layernorm_backward_equal_cpu<half>(129, 2048, 2048, 0, {.grid_blocks = 2});
+}
+
 TEST(LayerNormBackwardCuda, BatchInvariantAndPositionFree) {
   DETRED_SKIP_WITHOUT_GPU();
   const std::uint64_t rows = 257, c = 4096, shift = 3;

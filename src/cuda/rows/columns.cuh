@@ -160,11 +160,10 @@ void launch_column_reduce(const Source& source, std::uint64_t rows, std::uint64_
 // Column sums of a Source whose first (rows >> level) chunks of 2^level rows already have their roots in `roots`
 // (roots[i * cols + j], cols a multiple of 4, roots 16-byte aligned): a second level of chunks over those roots into
 // second_roots (column_workspace_bytes(rows >> level, cols) bytes), then the finish, which adds the rows after the
-// last full chunk from the Source. The same tree as launch_column_reduce's.
-template <class T, class Source>
+// last full chunk from the Source; column j's result to out.store(j, value). The same tree as launch_column_reduce's.
+template <class T, class Source, class Out>
 void launch_column_reduce_of_roots(const Source& source, std::uint64_t rows, std::uint64_t cols, const float* roots,
-                                   int level, float* second_roots, float* d_out, cudaStream_t stream,
-                                   const char* what) {
+                                   int level, float* second_roots, Out out, cudaStream_t stream, const char* what) {
   if (cols == 0) return;
   const std::uint64_t chunks = rows >> level;
   const int k = chosen_chunk_level(chunks, cols, column_options{});
@@ -176,9 +175,9 @@ void launch_column_reduce_of_roots(const Source& source, std::uint64_t rows, std
         <<<grid, threads, 0, stream>>>(matrix_columns<float>{roots, cols}, cols, k, coarse, second_roots);
     check(cudaGetLastError(), what);
   }
-  column_finish_kernel<Source, column_out><<<unsigned((cols + 255) / 256), 256, 0, stream>>>(
+  column_finish_kernel<Source, Out><<<unsigned((cols + 255) / 256), 256, 0, stream>>>(
       source, rows, cols, chunk_roots_range{second_roots, level + k, 0, coarse},
-      chunk_roots_range{roots, level, coarse << k, chunks}, column_out{d_out});
+      chunk_roots_range{roots, level, coarse << k, chunks}, out);
   check(cudaGetLastError(), what);
 }
 

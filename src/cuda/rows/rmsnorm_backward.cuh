@@ -56,16 +56,19 @@ __device__ __forceinline__ float4 added(float4 a, float4 b) {
   return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }
 
-// Group g (0..3) of a chunk: the complete tree of 8 over the group's rows for columns [j, j + 4), joined with the
-// pending roots of the earlier groups; the chunk root after group 3.
-__device__ __forceinline__ void join_group(const float* leaves, float* pending, std::uint64_t c, std::uint64_t j, int g,
+// Group g (0..3) of a chunk: the complete tree of 8 over the group's rows for 4 columns (leaves r * leaf_stride +
+// j_leaf, r = 0..7), joined with the pending roots of the earlier groups (pending[j], pending[pending_stride + j]);
+// the chunk root (chunk_root[j]) after group 3.
+__device__ __forceinline__ void join_group(const float* leaves, std::uint64_t leaf_stride, std::uint64_t j_leaf,
+                                           float* pending, std::uint64_t pending_stride, std::uint64_t j, int g,
                                            float* chunk_root) {
   float4 v[dweight_group_rows];
 #pragma unroll
-  for (int r = 0; r < dweight_group_rows; ++r) v[r] = *reinterpret_cast<const float4*>(leaves + r * c + j);
+  for (int r = 0; r < dweight_group_rows; ++r)
+    v[r] = *reinterpret_cast<const float4*>(leaves + r * leaf_stride + j_leaf);
   const float4 root = added(added(added(v[0], v[1]), added(v[2], v[3])), added(added(v[4], v[5]), added(v[6], v[7])));
-  float4* first = reinterpret_cast<float4*>(pending + j);      // g0, then g0 + g1
-  float4* third = reinterpret_cast<float4*>(pending + c + j);  // g2
+  float4* first = reinterpret_cast<float4*>(pending + j);                   // g0, then g0 + g1
+  float4* third = reinterpret_cast<float4*>(pending + pending_stride + j);  // g2
   if (g == 0)
     *first = root;
   else if (g == 1)
@@ -111,7 +114,7 @@ __global__ void __launch_bounds__(dweight_fused_threads, 1)
     if (full) {
       __syncthreads();
       for (std::uint64_t j = std::uint64_t(threadIdx.x) * 4; j < c; j += 4 * dweight_fused_threads)
-        join_group(leaves, pending, c, j, g, chunk_roots + q * c);
+        join_group(leaves, c, j, pending, c, j, g, chunk_roots + q * c);
       __syncthreads();
     }
   }
@@ -123,19 +126,18 @@ std::size_t dweight_fused_shared_capacity() {
   return dweight_fused_shared_bytes(std::uint64_t(Segs + 1) * 32 * tile_shape<T>::vector_elements);
 }
 
-// Opts the fused kernel instance into its shared memory (past 48 KiB) once per device. Keyed by the kernel's address:
-// two copies of this library in one process (two Python extension modules, each linking detred statically) share
-// this function's static variables (GNU unique symbols) but not their kernels, and each kernel needs its own opt-in.
-template <class T, int Segs>
-void opt_into_dweight_shared_memory(const char* what) {
+// Opts a kernel into `bytes` of dynamic shared memory (past 48 KiB) once per device: Kernel's largest request. Keyed by
+// the kernel's address: two copies of this library in one process (two Python extension modules, each linking detred
+// statically) share this function's static variables (GNU unique symbols) but not their kernels, and each kernel
+// needs its own opt-in.
+template <auto Kernel>
+void opt_into_shared_memory(std::size_t bytes, const char* what) {
   static std::array<std::atomic<const void*>, 64> opted_in{};
-  const void* kernel = reinterpret_cast<const void*>(rmsnorm_dx_dweight_kernel<T, Segs>);
+  const void* kernel = reinterpret_cast<const void*>(Kernel);
   int device = 0;
   check(cudaGetDevice(&device), what);
   if (device < int(opted_in.size()) && opted_in[std::size_t(device)].load(std::memory_order_acquire) == kernel) return;
-  check(cudaFuncSetAttribute(rmsnorm_dx_dweight_kernel<T, Segs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(dweight_fused_shared_capacity<T, Segs>())),
-        what);
+  check(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)), what);
   if (device < int(opted_in.size())) opted_in[std::size_t(device)].store(kernel, std::memory_order_release);
 }
 
@@ -159,12 +161,12 @@ void launch_rmsnorm_dx_dweight(const T* d_dy, const T* d_x, const T* d_weight, c
   std::uint64_t grid = all_chunks < 0x7fffffffu ? all_chunks : 0x7fffffffu;
   if (options.grid_blocks != 0 && std::uint64_t(options.grid_blocks) < grid) grid = std::uint64_t(options.grid_blocks);
   const std::size_t shared = dweight_fused_shared_bytes(c);
-  opt_into_dweight_shared_memory<T, Segs>(what);
+  opt_into_shared_memory<rmsnorm_dx_dweight_kernel<T, Segs>>(dweight_fused_shared_capacity<T, Segs>(), what);
   rmsnorm_dx_dweight_kernel<T, Segs>
       <<<unsigned(grid), dweight_fused_threads, shared, stream>>>(d_dy, d_x, d_weight, d_rstd, rows, c, d_dx, roots);
   check(cudaGetLastError(), what);
   launch_column_reduce_of_roots<T>(dweight_columns<T>{d_dy, d_x, d_rstd, c}, rows, c, roots, dweight_chunk_level,
-                                   second_roots, d_dweight, stream, what);
+                                   second_roots, column_out{d_dweight}, stream, what);
 }
 
 }  // namespace detred::cuda::detail
