@@ -1,8 +1,7 @@
 // The kernels behind cuda::layernorm_backward (include/detred/cuda/norms.hpp): one warp per row (grid-stride) takes the
 // row's two sums, sum(g) and sum(g xhat) with g = w dy, in one canonical tree (norms::sum_pair through warp_row_root)
 // and writes dx by norms::layernorm_dx; dweight and dbias are column reductions canonical over the rows
-// (src/cuda/rows/columns.cuh), taken together (layernorm_parameter_columns): in the dx kernel over aligned 32-row
-// chunks where the rows fit the registers (one pass over dy and x), else in one column pass over dy and x.
+// (src/cuda/rows/columns.cuh), taken together in one pass over dy and x (layernorm_parameter_columns).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,7 +18,6 @@
 #include "detred/rows/gradient_formulas.hpp"
 #include "src/cuda/rows/columns.cuh"
 #include "src/cuda/rows/norms.cuh"
-#include "src/cuda/rows/rmsnorm_backward.cuh"
 #include "src/cuda/rows/row_elements.cuh"
 #include "src/cuda/rows/row_kernels.cuh"
 
@@ -62,88 +60,58 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// Register-resident dx of row t (a row of at most Segs full segments plus a tail, every array 16-byte aligned), by the
-// calling warp, from the row's dy and x already in r (rmsnorm_dx_row_registers' loads, at t * stride): the two row
-// sums taken from the registers (norms::layernorm_backward_leaf's leaves, the same order: registers_leaves_root) and
-// dx written from there.
+// Register-resident dx (rows of at most Segs full segments plus a tail, every array 16-byte aligned): dy and x are
+// read once into registers, the two row sums taken from there (norms::layernorm_backward_leaf's leaves, the same
+// order: registers_leaves_root) and dx written from there.
 template <class T, int Segs>
-__device__ __forceinline__ void layernorm_dx_registers_row(const rmsnorm_dx_row_registers<T, Segs>& r,
-                                                           const T* __restrict__ dy, const T* __restrict__ x,
-                                                           const T* __restrict__ w, float m, float rs, std::uint64_t t,
-                                                           std::uint64_t c, std::uint64_t stride, T* __restrict__ dx) {
+__global__ void __launch_bounds__(256)
+    layernorm_dx_registers_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,
+                                  const float* __restrict__ mean, const float* __restrict__ rstd, std::uint64_t rows,
+                                  std::uint64_t c, std::uint64_t stride, T* __restrict__ dx) {
   constexpr int V = tile_shape<T>::vector_elements;
   const int lane = threadIdx.x & 31;
   const int segments = int(c / (32 * V));
   const std::uint64_t at = std::uint64_t(segments) * 32 * V;
-  const T* g = dy + t * stride;
-  const T* xr = x + t * stride;
-  const auto make = [&](int s, norms::sum_pair(&node)[V]) {
-    T ed[V], ex[V], ew[V];
-    std::memcpy(ed, &r.dy[s], sizeof(ed));
-    std::memcpy(ex, &r.x[s], sizeof(ex));
-    load_vector(w + std::uint64_t(s * 32 + lane) * V, ew);
+  const std::uint64_t warp = (std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t t = warp; t < rows; t += warps) {
+    const T* g = dy + t * stride;
+    const T* xr = x + t * stride;
+    const float m = mean[t], rs = rstd[t];
+    uint4 rdy[Segs], rx[Segs];
+    load_row_segments<T, Segs>(g, segments, rdy);
+    load_row_segments<T, Segs>(xr, segments, rx);
+    const auto make = [&](int s, norms::sum_pair(&node)[V]) {
+      T ed[V], ex[V], ew[V];
+      std::memcpy(ed, &rdy[s], sizeof(ed));
+      std::memcpy(ex, &rx[s], sizeof(ex));
+      load_vector(w + std::uint64_t(s * 32 + lane) * V, ew);
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const float gk = widen<float>(ew[k]) * widen<float>(ed[k]);
-      node[k] = norms::sum_pair{gk, gk * norms::layernorm_xhat(widen<float>(ex[k]), m, rs)};
-    }
-  };
-  const norms::sum_pair sums =
-      registers_leaves_root<norms::sum_pair, T, Segs>(make, g, c, norms::layernorm_backward_leaf<T>{w, xr, m, rs});
-  const float mean_g = sums.first / float(c), mean_gxhat = sums.second / float(c);
-  T* o = dx + t * stride;
+      for (int k = 0; k < V; ++k) {
+        const float gk = widen<float>(ew[k]) * widen<float>(ed[k]);
+        node[k] = norms::sum_pair{gk, gk * norms::layernorm_xhat(widen<float>(ex[k]), m, rs)};
+      }
+    };
+    const norms::sum_pair sums =
+        registers_leaves_root<norms::sum_pair, T, Segs>(make, g, c, norms::layernorm_backward_leaf<T>{w, xr, m, rs});
+    const float mean_g = sums.first / float(c), mean_gxhat = sums.second / float(c);
+    T* o = dx + t * stride;
 #pragma unroll
-  for (int s = 0; s < Segs; ++s) {
-    if (s < segments) {
-      const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
-      T ed[V], ex[V], ew[V], eo[V];
-      std::memcpy(ed, &r.dy[s], sizeof(ed));
-      std::memcpy(ex, &r.x[s], sizeof(ex));
-      load_vector(w + i, ew);
+    for (int s = 0; s < Segs; ++s) {
+      if (s < segments) {
+        const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
+        T ed[V], ex[V], ew[V], eo[V];
+        std::memcpy(ed, &rdy[s], sizeof(ed));
+        std::memcpy(ex, &rx[s], sizeof(ex));
+        load_vector(w + i, ew);
 #pragma unroll
-      for (int k = 0; k < V; ++k) eo[k] = norms::layernorm_dx(ed[k], ex[k], ew[k], m, rs, mean_g, mean_gxhat);
-      store_vector(o + i, eo);
-    }
-  }
-  for (std::uint64_t i = at + lane; i < c; i += 32)
-    o[i] = norms::layernorm_dx(g[i], xr[i], w[i], m, rs, mean_g, mean_gxhat);
-}
-
-// The parameter leaves of row t's columns [lo, hi) into shared memory, interleaved as layernorm_parameter_columns'
-// virtual columns: leaves[2 (i - lo)] = dy xhat (dweight's leaf), leaves[2 (i - lo) + 1] = dy (dbias's), from the
-// registers for full segments, from memory for the tail. lo and hi: segment boundaries or c.
-template <class T, int Segs>
-__device__ __forceinline__ void layernorm_parameter_leaves(const rmsnorm_dx_row_registers<T, Segs>& r,
-                                                           const T* __restrict__ dy, const T* __restrict__ x, float m,
-                                                           float rs, std::uint64_t t, std::uint64_t c,
-                                                           std::uint64_t stride, std::uint64_t lo, std::uint64_t hi,
-                                                           float* leaves) {
-  constexpr int V = tile_shape<T>::vector_elements;
-  const int lane = threadIdx.x & 31;
-  const int segments = int(c / (32 * V));
-  const std::uint64_t at = std::uint64_t(segments) * 32 * V;
-#pragma unroll
-  for (int s = 0; s < Segs; ++s) {
-    const std::uint64_t i = std::uint64_t(s * 32 + lane) * V;
-    if (s < segments && i >= lo && i < hi) {
-      T ed[V], ex[V];
-      std::memcpy(ed, &r.dy[s], sizeof(ed));
-      std::memcpy(ex, &r.x[s], sizeof(ex));
-#pragma unroll
-      for (int k = 0; k < V; k += 2) {
-        const float g0 = widen<float>(ed[k]), g1 = widen<float>(ed[k + 1]);
-        *reinterpret_cast<float4*>(leaves + 2 * (i + k - lo)) =
-            make_float4(norms::layernorm_dweight_leaf(g0, widen<float>(ex[k]), m, rs), g0,
-                        norms::layernorm_dweight_leaf(g1, widen<float>(ex[k + 1]), m, rs), g1);
+        for (int k = 0; k < V; ++k) eo[k] = norms::layernorm_dx(ed[k], ex[k], ew[k], m, rs, mean_g, mean_gxhat);
+        store_vector(o + i, eo);
       }
     }
+    for (std::uint64_t i = at + lane; i < c; i += 32)
+      o[i] = norms::layernorm_dx(g[i], xr[i], w[i], m, rs, mean_g, mean_gxhat);
   }
-  if (hi > at)
-    for (std::uint64_t i = (at > lo ? at : lo) + lane; i < hi; i += 32) {
-      const float g = widen<float>(dy[t * stride + i]);
-      leaves[2 * (i - lo)] = norms::layernorm_dweight_leaf(g, widen<float>(x[t * stride + i]), m, rs);
-      leaves[2 * (i - lo) + 1] = g;
-    }
 }
 
 // dweight's and dbias's leaves in one pass over dy and x: virtual column 2k is column k's dweight leaf dy xhat, 2k + 1
@@ -195,96 +163,6 @@ struct layernorm_parameter_out {
   __device__ __forceinline__ void store(std::uint64_t j, float v) const { ((j & 1) ? dbias : dweight)[j >> 1] = v; }
 };
 
-// The one-pass form of layernorm_backward for rows that fit the registers: dx, and the parameter leaves of every full
-// chunk of 32 rows reduced into chunk roots of the 2c virtual columns (layernorm_parameter_columns' order: the same
-// tree as column_chunk_root's, so the same bits), as rmsnorm_backward.cuh does for dweight. The two leaves an element
-// need twice RMSNorm's shared memory: each group's leaves go through it in two halves of the row, split at a segment
-// boundary (columns [0, h) and [h, c)).
-DETRED_HD inline std::uint64_t layernorm_half_split(std::uint64_t c, int vector_elements) {
-  const std::uint64_t segment = 32u * std::uint64_t(vector_elements);
-  return (c / segment / 2) * segment;
-}
-inline std::size_t layernorm_fused_shared_bytes(std::uint64_t c, int vector_elements) {
-  const std::uint64_t h = layernorm_half_split(c, vector_elements), half = h > c - h ? h : c - h;
-  return std::size_t(dweight_group_rows * 2 * half + 4 * c) * sizeof(float);
-}
-
-template <class T, int Segs>
-__global__ void __launch_bounds__(dweight_fused_threads, 1)
-    layernorm_dx_parameters_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,
-                                   const float* __restrict__ mean, const float* __restrict__ rstd, std::uint64_t rows,
-                                   std::uint64_t c, std::uint64_t stride, T* __restrict__ dx,
-                                   float* __restrict__ chunk_roots) {
-  constexpr int V = tile_shape<T>::vector_elements;
-  extern __shared__ float4 parameter_shared[];
-  const std::uint64_t h = layernorm_half_split(c, V), half = h > c - h ? h : c - h;
-  float* leaves = reinterpret_cast<float*>(parameter_shared);  // 8 rows of 2 * half leaves
-  float* pending = leaves + dweight_group_rows * 2 * half;     // two pending roots of each of the 2c virtual columns
-  const int warp = int(threadIdx.x >> 5);
-  constexpr std::uint64_t chunk = std::uint64_t{1} << dweight_chunk_level;
-  constexpr int groups = int(chunk) / dweight_group_rows;
-  const std::uint64_t chunks = (rows + chunk - 1) / chunk;
-  const auto row_of = [&](std::uint64_t s) {
-    return (blockIdx.x + (s / groups) * gridDim.x) * chunk + (s % groups) * dweight_group_rows + std::uint64_t(warp);
-  };
-  const std::uint64_t steps = blockIdx.x < chunks ? ((chunks - 1 - blockIdx.x) / gridDim.x + 1) * groups : 0;
-  rmsnorm_dx_row_registers<T, Segs> r;
-  if (steps > 0 && row_of(0) < rows) r.load(dy, x, row_of(0), c, stride);
-  for (std::uint64_t s = 0; s < steps; ++s) {
-    const std::uint64_t q = blockIdx.x + (s / groups) * gridDim.x, t = row_of(s);
-    const int g = int(s % groups);
-    const bool full = (q + 1) * chunk <= rows;  // the same in every thread of the block
-    const bool next = s + 1 < steps && row_of(s + 1) < rows;
-    if (!full) {
-      if (t < rows) layernorm_dx_registers_row<T, Segs>(r, dy, x, w, mean[t], rstd[t], t, c, stride, dx);
-      if (next) r.load(dy, x, row_of(s + 1), c, stride);
-      continue;
-    }
-    const float m = mean[t], rs = rstd[t];
-    layernorm_dx_registers_row<T, Segs>(r, dy, x, w, m, rs, t, c, stride, dx);
-    for (int part = 0; part < 2; ++part) {
-      const std::uint64_t lo = part == 0 ? 0 : h, hi = part == 0 ? h : c;
-      if (lo == hi) continue;
-      layernorm_parameter_leaves<T, Segs>(r, dy, x, m, rs, t, c, stride, lo, hi, leaves + warp * 2 * half);
-      if (part == 1 && next) r.load(dy, x, row_of(s + 1), c, stride);
-      __syncthreads();
-      for (std::uint64_t v = std::uint64_t(threadIdx.x) * 4; v < 2 * (hi - lo); v += 4 * dweight_fused_threads)
-        join_group(leaves, 2 * half, v, pending, 2 * c, 2 * lo + v, g, chunk_roots + q * 2 * c);
-      __syncthreads();
-    }
-  }
-}
-
-// The workspace of the one-pass form: the chunk roots of the 2c virtual columns and the second level's.
-inline std::size_t layernorm_fused_workspace_bytes(std::uint64_t rows, std::uint64_t c) {
-  const std::uint64_t chunks = rows >> dweight_chunk_level;
-  const std::uint64_t second = chunks >> chosen_chunk_level(chunks, 2 * c, column_options{});
-  return std::size_t((chunks + second) * 2 * c * sizeof(float));
-}
-
-template <class T, int Segs>
-void launch_layernorm_dx_parameters(const T* d_dy, const T* d_x, const T* d_weight, const float* d_mean,
-                                    const float* d_rstd, T* d_dx, float* d_dweight, float* d_dbias, std::uint64_t rows,
-                                    std::uint64_t c, std::uint64_t stride, void* d_workspace, cudaStream_t stream,
-                                    const row_options& options, const char* what) {
-  constexpr int V = tile_shape<T>::vector_elements;
-  const std::uint64_t chunks = rows >> dweight_chunk_level;
-  float* roots = static_cast<float*>(d_workspace);
-  float* second_roots = roots + chunks * 2 * c;
-  const std::uint64_t all_chunks = (rows + (1u << dweight_chunk_level) - 1) >> dweight_chunk_level;
-  std::uint64_t grid = all_chunks < 0x7fffffffu ? all_chunks : 0x7fffffffu;
-  if (options.grid_blocks != 0 && std::uint64_t(options.grid_blocks) < grid) grid = std::uint64_t(options.grid_blocks);
-  opt_into_shared_memory<layernorm_dx_parameters_kernel<T, Segs>>(
-      layernorm_fused_shared_bytes(std::uint64_t(Segs + 1) * 32 * V, V), what);
-  layernorm_dx_parameters_kernel<T, Segs>
-      <<<unsigned(grid), dweight_fused_threads, layernorm_fused_shared_bytes(c, V), stream>>>(
-          d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx, roots);
-  check(cudaGetLastError(), what);
-  launch_column_reduce_of_roots<T>(layernorm_parameter_columns<T>{d_dy, d_x, d_mean, d_rstd, stride}, rows, 2 * c,
-                                   roots, dweight_chunk_level, second_roots,
-                                   layernorm_parameter_out{d_dweight, d_dbias}, stream, what);
-}
-
 }  // namespace detred::cuda::detail
 
 namespace detred::cuda {
@@ -300,11 +178,8 @@ void layernorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T
   detail::check_row_length_limit(shape, what);
   // The column reductions run with the default column options: their bits do not depend on them.
   const column_options columns{};
-  // The size does not depend on the pointers: the larger of the two forms' where the one-pass form may apply.
-  std::size_t needed = detail::column_workspace_bytes(rows, 2 * c, columns);
-  if (detail::backward_register_segments<T>(c) != 0 && detail::layernorm_fused_workspace_bytes(rows, c) > needed)
-    needed = detail::layernorm_fused_workspace_bytes(rows, c);
-  if (detail::workspace_query(d_workspace, workspace_bytes, needed, what)) return;
+  if (detail::workspace_query(d_workspace, workspace_bytes, detail::column_workspace_bytes(rows, 2 * c, columns), what))
+    return;
   if (c == 0) return;
   if (rows > 0)
     for (const auto& [p, name] : {std::pair<const void*, const char*>{d_dy, "d_dy"},
@@ -322,17 +197,13 @@ void layernorm_backward(void* d_workspace, std::size_t& workspace_bytes, const T
     const bool aligned = detail::rows_aligned<T>(d_dy, stride) && detail::rows_aligned<T>(d_x, stride) &&
                          detail::rows_aligned<T>(d_dx, stride) && detail::rows_aligned<T>(d_weight, 0);
     const int segs = aligned ? detail::backward_register_segments<T>(c) : 0;
-    if (segs == 8) {
-      detail::launch_layernorm_dx_parameters<T, 8>(d_dy, d_x, d_weight, d_mean, d_rstd, d_dx, d_dweight, d_dbias, rows,
-                                                   c, stride, d_workspace, stream, options, what);
-      return;
-    }
-    if (segs == 16) {
-      detail::launch_layernorm_dx_parameters<T, 16>(d_dy, d_x, d_weight, d_mean, d_rstd, d_dx, d_dweight, d_dbias, rows,
-                                                    c, stride, d_workspace, stream, options, what);
-      return;
-    }
-    if (aligned)
+    if (segs == 8)
+      detail::layernorm_dx_registers_kernel<T, 8>
+          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx);
+    else if (segs == 16)
+      detail::layernorm_dx_registers_kernel<T, 16>
+          <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx);
+    else if (aligned)
       detail::layernorm_dx_kernel<T, true>
           <<<grid, threads, 0, stream>>>(d_dy, d_x, d_weight, d_mean, d_rstd, rows, c, stride, d_dx);
     else
