@@ -285,11 +285,10 @@ struct no_leaves {
 template <class T, int Segs>
 struct rmsnorm_dx_row_registers {
   uint4 dy[Segs], x[Segs];
-  // Row t of rows c elements long, stride apart (c itself by default).
   __device__ __forceinline__ void load(const T* __restrict__ dy_rows, const T* __restrict__ x_rows, std::uint64_t t,
-                                       std::uint64_t c, std::uint64_t stride = 0) {
+                                       std::uint64_t c) {
     const int segments = int(c / (32 * tile_shape<T>::vector_elements));
-    const std::uint64_t at = t * (stride ? stride : c);
+    const std::uint64_t at = t * c;
     load_row_segments<T, Segs>(dy_rows + at, segments, dy);
     load_row_segments<T, Segs>(x_rows + at, segments, x);
   }

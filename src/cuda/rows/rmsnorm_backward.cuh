@@ -56,19 +56,17 @@ __device__ __forceinline__ float4 added(float4 a, float4 b) {
   return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }
 
-// Group g (0..3) of a chunk: the complete tree of 8 over the group's rows for 4 columns (leaves r * leaf_stride +
-// j_leaf, r = 0..7), joined with the pending roots of the earlier groups (pending[j], pending[pending_stride + j]);
-// the chunk root (chunk_root[j]) after group 3.
-__device__ __forceinline__ void join_group(const float* leaves, std::uint64_t leaf_stride, std::uint64_t j_leaf,
-                                           float* pending, std::uint64_t pending_stride, std::uint64_t j, int g,
+// Group g (0..3) of a chunk: the complete tree of 8 over the group's rows (leaves[r * c + j], r = 0..7) for columns
+// [j, j + 4), joined with the pending roots of the earlier groups (pending[j], pending[c + j]); the chunk root
+// (chunk_root[j]) after group 3.
+__device__ __forceinline__ void join_group(const float* leaves, float* pending, std::uint64_t c, std::uint64_t j, int g,
                                            float* chunk_root) {
   float4 v[dweight_group_rows];
 #pragma unroll
-  for (int r = 0; r < dweight_group_rows; ++r)
-    v[r] = *reinterpret_cast<const float4*>(leaves + r * leaf_stride + j_leaf);
+  for (int r = 0; r < dweight_group_rows; ++r) v[r] = *reinterpret_cast<const float4*>(leaves + r * c + j);
   const float4 root = added(added(added(v[0], v[1]), added(v[2], v[3])), added(added(v[4], v[5]), added(v[6], v[7])));
-  float4* first = reinterpret_cast<float4*>(pending + j);                   // g0, then g0 + g1
-  float4* third = reinterpret_cast<float4*>(pending + pending_stride + j);  // g2
+  float4* first = reinterpret_cast<float4*>(pending + j);      // g0, then g0 + g1
+  float4* third = reinterpret_cast<float4*>(pending + c + j);  // g2
   if (g == 0)
     *first = root;
   else if (g == 1)
@@ -114,7 +112,7 @@ __global__ void __launch_bounds__(dweight_fused_threads, 1)
     if (full) {
       __syncthreads();
       for (std::uint64_t j = std::uint64_t(threadIdx.x) * 4; j < c; j += 4 * dweight_fused_threads)
-        join_group(leaves, c, j, pending, c, j, g, chunk_roots + q * c);
+        join_group(leaves, pending, c, j, g, chunk_roots + q * c);
       __syncthreads();
     }
   }
