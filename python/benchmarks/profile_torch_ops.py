@@ -89,6 +89,58 @@ def host_us(fn, reps=300):
     return (time.perf_counter() - start) / reps * 1e6
 
 
+class _AllocateOnly(torch.autograd.Function):
+    """The floor of any Python-defined autograd route: a forward and a backward that only allocate their results."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x, weight)
+        return torch.empty_like(x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, weight = ctx.saved_tensors
+        return torch.empty_like(x), torch.empty_like(weight)
+
+
+def component_cases(x, w, b, dy):
+    """The parts of detred's RMSNorm and LayerNorm routes, each timed alone: the autograd floor, the Python glue with
+    its kernels (_kernels), the bare pointer calls (preallocated outputs), and aten's route to the same kernels."""
+    from detred.torch import _kernels as K
+    from detred._detred import _rows
+
+    xd, wd, bd = x.detach(), w.detach(), b.detach()
+    out, rstd = K.rms_norm_forward(xd, [4096], wd, 1e-6)
+    mean = torch.empty_like(rstd)
+    dx, dw = torch.empty_like(xd), torch.empty(4096, device=x.device, dtype=torch.float32)
+    db = torch.empty_like(dw)
+    stream = torch._C._cuda_getCurrentRawStream(x.get_device())
+    code = 1  # bfloat16
+
+    def fb(f, inputs):
+        return lambda: torch.autograd.grad(f(*inputs), inputs, dy)
+
+    return {
+        "autograd.Function allocating only, fwd+bwd": fb(_AllocateOnly.apply, (x, w)),
+        "rms_norm forward glue + kernel": lambda: K.rms_norm_forward(xd, [4096], wd, 1e-6),
+        "rms_norm backward glue + kernels": lambda: K.rms_norm_backward(dy, xd, [4096], rstd, wd),
+        "cuda_rms_norm_forward pointer call": lambda: _rows.cuda_rms_norm_forward(
+            code, 8, 4096, xd.data_ptr(), wd.data_ptr(), out.data_ptr(), rstd.data_ptr(), 1e-6, 0, stream),
+        "cuda_rms_norm_backward pointer call": lambda: _rows.cuda_rms_norm_backward(
+            code, 8, 4096, dy.data_ptr(), xd.data_ptr(), wd.data_ptr(), rstd.data_ptr(), dx.data_ptr(),
+            dw.data_ptr(), 0, stream),
+        "layer_norm backward glue + kernels": lambda: K.layer_norm_backward(dy, xd, [4096], mean, rstd, wd, bd),
+        "cuda_layer_norm_backward pointer call": lambda: _rows.cuda_layer_norm_backward(
+            code, 8, 4096, dy.data_ptr(), xd.data_ptr(), wd.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+            dx.data_ptr(), dw.data_ptr(), db.data_ptr(), 0, stream),
+        "float32 -> bfloat16 of 4096 (.to)": lambda: dw.to(torch.bfloat16),
+        "rms_norm fwd+bwd F.rms_norm in batch_invariant()": fb(
+            lambda a, ww: F.rms_norm(a, [4096], ww, 1e-6), (x, w)),
+        "layer_norm fwd+bwd F.layer_norm in batch_invariant()": fb(
+            lambda a, ww, bb: F.layer_norm(a, [4096], ww, bb), (x, w, b)),
+    }
+
+
 def host_section(dev):
     x = torch.randn(8, 4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
     w = (torch.rand(4096, device=dev, dtype=torch.bfloat16) + 0.5).requires_grad_(True)
@@ -110,9 +162,12 @@ def host_section(dev):
         "log_softmax fwd torch": lambda: torch.log_softmax(z, -1),
         "an empty_like (for scale)": lambda: torch.empty_like(z),
     }
+    cases.update(component_cases(x, w, b, dy))
     print("== host microseconds a call ([8 x 4096] bf16, 300 calls back to back)")
     for name, fn in cases.items():
-        print(f"  {name:40} {host_us(fn):8.1f} us")
+        # The batch_invariant() cases: aten's operators routed to detred's kernels for the whole timing.
+        with dt.batch_invariant(enabled="batch_invariant()" in name):
+            print(f"  {name:52} {host_us(fn):8.1f} us")
     for name in ("layer_norm fwd+bwd detred", "rms_norm fwd+bwd detred"):
         prof = cProfile.Profile()
         fn = cases[name]

@@ -85,6 +85,37 @@ void without_workspace(const cuda_backend::call_site& site, Call&& call) {
   call(unused_workspace(site.device()), bytes);
 }
 
+// Runs a call that needs a workspace: on `given` (a device allocation of `given_bytes` the caller made, e.g. from
+// PyTorch's caching allocator on the call's stream) when there is one, else on a pool allocation (with_workspace).
+// The call itself refuses a given workspace smaller than its size query.
+template <class Call>
+void with_given_workspace(const cuda_backend::call_site& site, address given, std::size_t given_bytes, Call&& call) {
+  if (given == 0) {
+    with_workspace(site, call);
+    return;
+  }
+  std::size_t bytes = given_bytes;
+  call(reinterpret_cast<void*>(given), bytes);
+}
+
+// The workspace size of a backward norm's call on rows x cols of `code`'s type (no device work).
+template <class Query>
+std::size_t workspace_size(int code, Query&& query) {
+  std::size_t bytes = 0;
+  switch (element_code(code)) {
+    case element_code::float32:
+      query(tag<float>{}, bytes);
+      return bytes;
+    case element_code::bfloat16:
+      query(tag<bfloat16>{}, bytes);
+      return bytes;
+    case element_code::float16:
+      query(tag<half>{}, bytes);
+      return bytes;
+  }
+  throw_value_error("dtype", "unknown element code " + std::to_string(code));
+}
+
 }  // namespace
 
 void bind_row_pointer_calls(nb::module_& r) {
@@ -106,10 +137,10 @@ void bind_row_pointer_calls(nb::module_& r) {
   r.def(
       "cuda_rms_norm_backward",
       [](int code, std::uint64_t rows, std::uint64_t cols, address dy, address x, address weight, address rstd,
-         address dx, address dweight, int device, address stream) {
+         address dx, address dweight, int device, address stream, address workspace, std::size_t workspace_bytes) {
         on_device(code, device, stream, [&](auto t, const auto& site) {
           using T = type_of<decltype(t)>;
-          with_workspace(site, [&](void* ws, std::size_t& bytes) {
+          with_given_workspace(site, workspace, workspace_bytes, [&](void* ws, std::size_t& bytes) {
             cuda::rmsnorm_backward(ws, bytes, at<const T>(dy), at<const T>(x), at<const T>(weight),
                                    at<const float>(rstd), at<T>(dx), at<float>(dweight), dense_rows(rows, cols),
                                    site.stream());
@@ -118,7 +149,19 @@ void bind_row_pointer_calls(nb::module_& r) {
       },
       nb::arg("dtype"), nb::arg("rows"), nb::arg("cols"), nb::arg("dy"), nb::arg("x"), nb::arg("weight"),
       nb::arg("rstd"), nb::arg("dx"), nb::arg("dweight"), nb::arg("device"), nb::arg("stream"),
-      "rms_norm_backward on device addresses.");
+      nb::arg("workspace") = address{0}, nb::arg("workspace_bytes") = std::size_t{0},
+      "rms_norm_backward on device addresses; workspace: a device allocation of workspace_bytes (at least "
+      "cuda_rms_norm_backward_workspace's answer), or 0 for detred's pool.");
+  r.def(
+      "cuda_rms_norm_backward_workspace",
+      [](int code, std::uint64_t rows, std::uint64_t cols) {
+        return workspace_size(code, [&](auto t, std::size_t& bytes) {
+          using T = type_of<decltype(t)>;
+          cuda::rmsnorm_backward<T>(nullptr, bytes, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                    dense_rows(rows, cols), nullptr);
+        });
+      },
+      nb::arg("dtype"), nb::arg("rows"), nb::arg("cols"), "The workspace bytes of cuda_rms_norm_backward.");
   r.def(
       "cuda_layer_norm_forward",
       [](int code, std::uint64_t rows, std::uint64_t cols, address x, address weight, address bias, address out,
@@ -137,10 +180,11 @@ void bind_row_pointer_calls(nb::module_& r) {
   r.def(
       "cuda_layer_norm_backward",
       [](int code, std::uint64_t rows, std::uint64_t cols, address dy, address x, address weight, address mean,
-         address rstd, address dx, address dweight, address dbias, int device, address stream) {
+         address rstd, address dx, address dweight, address dbias, int device, address stream, address workspace,
+         std::size_t workspace_bytes) {
         on_device(code, device, stream, [&](auto t, const auto& site) {
           using T = type_of<decltype(t)>;
-          with_workspace(site, [&](void* ws, std::size_t& bytes) {
+          with_given_workspace(site, workspace, workspace_bytes, [&](void* ws, std::size_t& bytes) {
             cuda::layernorm_backward(ws, bytes, at<const T>(dy), at<const T>(x), at<const T>(weight),
                                      at<const float>(mean), at<const float>(rstd), at<T>(dx), at<float>(dweight),
                                      at<float>(dbias), dense_rows(rows, cols), site.stream());
@@ -149,7 +193,18 @@ void bind_row_pointer_calls(nb::module_& r) {
       },
       nb::arg("dtype"), nb::arg("rows"), nb::arg("cols"), nb::arg("dy"), nb::arg("x"), nb::arg("weight"),
       nb::arg("mean"), nb::arg("rstd"), nb::arg("dx"), nb::arg("dweight"), nb::arg("dbias"), nb::arg("device"),
-      nb::arg("stream"), "layer_norm_backward on device addresses.");
+      nb::arg("stream"), nb::arg("workspace") = address{0}, nb::arg("workspace_bytes") = std::size_t{0},
+      "layer_norm_backward on device addresses; workspace as cuda_rms_norm_backward's.");
+  r.def(
+      "cuda_layer_norm_backward_workspace",
+      [](int code, std::uint64_t rows, std::uint64_t cols) {
+        return workspace_size(code, [&](auto t, std::size_t& bytes) {
+          using T = type_of<decltype(t)>;
+          cuda::layernorm_backward<T>(nullptr, bytes, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                      nullptr, dense_rows(rows, cols), nullptr);
+        });
+      },
+      nb::arg("dtype"), nb::arg("rows"), nb::arg("cols"), "The workspace bytes of cuda_layer_norm_backward.");
   r.def(
       "cuda_softmax_forward",
       [](int code, std::uint64_t rows, std::uint64_t cols, address x, address out, bool causal, bool log, int device,

@@ -460,6 +460,60 @@ def test_pointer_calls_check_the_tensors_they_pass():
         _kernels.softmax_forward(torch.ones(4, C, device="cuda"), -1, log=False, causal=True)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU or no CUDA backend")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dense_norm_path_gives_the_general_paths_bits(dtype):
+    """rms_norm and layer_norm on contiguous CUDA rows take the dense path (_kernels.dense_cuda_cols: flat statistics,
+    the backward's workspace from PyTorch's allocator); a strided view of the same values takes the general path.
+    Both give the same outputs and gradients, bit for bit, and the dense path is the one taken."""
+    cols = 1000
+    base = data([7, 2 * cols], dtype, "cuda", 81, scale=2.0)
+    dense, strided = base[:, :cols].contiguous(), base[:, :cols]
+    assert _kernels.dense_cuda_cols(dense, [cols], base[0, :cols].contiguous())
+    assert not _kernels.dense_cuda_cols(strided, [cols], base[0, :cols].contiguous())
+    w, b = data([cols], dtype, "cuda", 82), data([cols], dtype, "cuda", 83)
+    dy = data([7, cols], dtype, "cuda", 84)
+    for f in (lambda t, ww, bb: dt.rms_norm(t, ww, 1e-5), lambda t, ww, bb: dt.layer_norm(t, [cols], ww, bb)):
+        outs = []
+        for x in (dense, strided):
+            ts = [a.detach().requires_grad_(True) for a in (x, w, b)]
+            y = f(*ts)
+            outs.append([y] + list(torch.autograd.grad(y, ts, dy, allow_unused=True)))
+        for a, c in zip(*outs):
+            assert (a is None) == (c is None)
+            if a is not None:
+                assert same_bits(a, c)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU or no CUDA backend")
+def test_backward_norms_take_a_given_workspace_and_refuse_a_short_one():
+    """The backward norms' pointer calls run on a workspace the caller allocated (the dense path's) with the pool's
+    bits, and refuse one smaller than their size query."""
+    rows, cols = 64, 512
+    rows_module = detred._detred._rows
+    x, dy = data([rows, cols], torch.bfloat16, "cuda", 85), data([rows, cols], torch.bfloat16, "cuda", 86)
+    w = data([cols], torch.bfloat16, "cuda", 87)
+    _, rstd = _kernels.rms_norm_forward_dense(x, cols, w, 1e-5)
+    stream = torch.cuda.current_stream().cuda_stream
+    needed = rows_module.cuda_rms_norm_backward_workspace(1, rows, cols)
+    assert needed >= 16
+    results = []
+    for given in (None, torch.empty(needed, dtype=torch.uint8, device="cuda")):
+        dx, dw = torch.empty_like(x), torch.empty(cols, device="cuda")
+        extra = () if given is None else (given.data_ptr(), given.numel())
+        rows_module.cuda_rms_norm_backward(1, rows, cols, dy.data_ptr(), x.data_ptr(), w.data_ptr(), rstd.data_ptr(),
+                                           dx.data_ptr(), dw.data_ptr(), 0, stream, *extra)
+        results.append((dx, dw))
+    assert same_bits(results[0][0], results[1][0]) and same_bits(results[0][1], results[1][1])
+    short = torch.empty(needed, dtype=torch.uint8, device="cuda")
+    with pytest.raises(Exception, match="workspace"):
+        rows_module.cuda_rms_norm_backward(1, rows, cols, dy.data_ptr(), x.data_ptr(), w.data_ptr(), rstd.data_ptr(),
+                                           dx.data_ptr(), dw.data_ptr(), 0, stream, short.data_ptr(), needed - 1)
+    assert rows_module.cuda_layer_norm_backward_workspace(1, rows, cols) >= 16
+
+
 # ---- the demonstration ------------------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ float32 and are rounded once to the result type.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Optional
@@ -224,6 +225,105 @@ def layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_shape: Seq
                                   dx.reshape(-1, cols), dw, db)
     return (dx, None if weight is None else _as_parameter(dw, weight),
             None if bias is None else _as_parameter(db, bias))
+
+
+# ---- the dense CUDA path of the fused norms ----------------------------------------------------------------------
+# detred.torch.rms_norm and layer_norm's common case on CUDA: x contiguous and normalised over its last dimension, the
+# parameters contiguous vectors of x's type on x's device. Recognised from a few attribute reads, then one pointer call
+# with the statistics kept as flat float32 vectors (internal: only the backward reads them) and the backward's
+# workspace taken from PyTorch's caching allocator on the current stream: a single forward + backward waits for the
+# host's time before each kernel, and these calls spend less of it than the general functions above. The kernels, and
+# so the bits, are the same.
+
+_EPSILON32 = torch.finfo(torch.float32).eps
+
+
+def dense_cuda_cols(x: torch.Tensor, normalized_shape: Sequence[int], *params: Optional[torch.Tensor]) -> int:
+    """x's row length when the dense path takes x and params (each given), else 0 (the general functions)."""
+    if not (_POINTERS and x.is_cuda and len(normalized_shape) == 1 and x.dim() >= 1 and x.is_contiguous()):
+        return 0
+    cols = x.shape[-1]
+    if cols == 0 or cols != normalized_shape[0] or x.dtype not in _ELEMENT_CODE:
+        return 0
+    device = x.get_device()
+    for p in params:
+        if (p is None or p.dtype != x.dtype or not p.is_cuda or p.dim() != 1 or p.shape[0] != cols
+                or not p.is_contiguous() or p.get_device() != device):
+            return 0
+    return cols
+
+
+@functools.lru_cache(maxsize=512)
+def _workspace_bytes(query, code: int, rows: int, cols: int) -> int:
+    return query(code, rows, cols)
+
+
+def _workspace(query, code: int, rows: int, cols: int, x: torch.Tensor) -> torch.Tensor:
+    """A backward norm's workspace from PyTorch's allocator, on x's device (freed after the call, stream-ordered)."""
+    return torch.empty(_workspace_bytes(query, code, rows, cols), dtype=torch.uint8, device=x.device)
+
+
+def _dense_dy(dy: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    return dy if dy.dtype == x.dtype and dy.is_contiguous() else dy.to(x.dtype).contiguous()
+
+
+def rms_norm_forward_dense(x: torch.Tensor, cols: int, weight: torch.Tensor,
+                           eps: Optional[float]) -> tuple[torch.Tensor, torch.Tensor]:
+    """rms_norm_forward on dense_cuda_cols' case: (out, rstd), rstd a float32 vector of x's rows."""
+    rows = x.numel() // cols
+    out = torch.empty_like(x)
+    rstd = torch.empty(rows, dtype=torch.float32, device=x.device)
+    device = x.get_device()
+    _rows.cuda_rms_norm_forward(_ELEMENT_CODE[x.dtype], rows, cols, x.data_ptr(), weight.data_ptr(), out.data_ptr(),
+                                rstd.data_ptr(), _EPSILON32 if eps is None else float(eps), device,
+                                torch._C._cuda_getCurrentRawStream(device))
+    return out, rstd
+
+
+def rms_norm_backward_dense(dy: torch.Tensor, x: torch.Tensor, cols: int, rstd: torch.Tensor,
+                            weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """rms_norm_backward after rms_norm_forward_dense (dy: the output's gradient, any layout and float type)."""
+    dy = _dense_dy(dy, x)
+    rows, code = rstd.numel(), _ELEMENT_CODE[x.dtype]
+    dx = torch.empty_like(x)
+    dw = torch.empty(cols, dtype=torch.float32, device=x.device)
+    ws = _workspace(_rows.cuda_rms_norm_backward_workspace, code, rows, cols, x)
+    device = x.get_device()
+    _rows.cuda_rms_norm_backward(code, rows, cols, dy.data_ptr(), x.data_ptr(), weight.data_ptr(), rstd.data_ptr(),
+                                 dx.data_ptr(), dw.data_ptr(), device, torch._C._cuda_getCurrentRawStream(device),
+                                 ws.data_ptr(), ws.numel())
+    return dx, _as_parameter(dw, weight)
+
+
+def layer_norm_forward_dense(x: torch.Tensor, cols: int, weight: torch.Tensor, bias: torch.Tensor,
+                             eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """layer_norm_forward on dense_cuda_cols' case: (out, mean, rstd), mean and rstd float32 vectors of x's rows."""
+    rows = x.numel() // cols
+    out = torch.empty_like(x)
+    mean = torch.empty(rows, dtype=torch.float32, device=x.device)
+    rstd = torch.empty(rows, dtype=torch.float32, device=x.device)
+    device = x.get_device()
+    _rows.cuda_layer_norm_forward(_ELEMENT_CODE[x.dtype], rows, cols, x.data_ptr(), weight.data_ptr(),
+                                  bias.data_ptr(), out.data_ptr(), mean.data_ptr(), rstd.data_ptr(), float(eps), device,
+                                  torch._C._cuda_getCurrentRawStream(device))
+    return out, mean, rstd
+
+
+def layer_norm_backward_dense(dy: torch.Tensor, x: torch.Tensor, cols: int, mean: torch.Tensor, rstd: torch.Tensor,
+                              weight: torch.Tensor, bias: torch.Tensor
+                              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """layer_norm_backward after layer_norm_forward_dense (dy: the output's gradient, any layout and float type)."""
+    dy = _dense_dy(dy, x)
+    rows, code = rstd.numel(), _ELEMENT_CODE[x.dtype]
+    dx = torch.empty_like(x)
+    dw = torch.empty(cols, dtype=torch.float32, device=x.device)
+    db = torch.empty(cols, dtype=torch.float32, device=x.device)
+    ws = _workspace(_rows.cuda_layer_norm_backward_workspace, code, rows, cols, x)
+    device = x.get_device()
+    _rows.cuda_layer_norm_backward(code, rows, cols, dy.data_ptr(), x.data_ptr(), weight.data_ptr(), mean.data_ptr(),
+                                   rstd.data_ptr(), dx.data_ptr(), dw.data_ptr(), db.data_ptr(), device,
+                                   torch._C._cuda_getCurrentRawStream(device), ws.data_ptr(), ws.numel())
+    return dx, _as_parameter(dw, weight), _as_parameter(db, bias)
 
 
 # ---- softmax, log-softmax ---------------------------------------------------------------------------------------

@@ -261,32 +261,47 @@ def eager(*tensors) -> bool:
 
 
 class RmsNorm(torch.autograd.Function):
+    # The dense CUDA path (K.dense_cuda_cols) where it applies, the general functions otherwise: the same kernels.
     @staticmethod
     def forward(ctx, x, weight, normalized_shape, eps):
-        out, rstd = K.rms_norm_forward(x, normalized_shape, weight, eps)
-        ctx.normalized_shape = normalized_shape
+        cols = K.dense_cuda_cols(x, normalized_shape, weight)
+        if cols:
+            out, rstd = K.rms_norm_forward_dense(x, cols, weight, eps)
+        else:
+            out, rstd = K.rms_norm_forward(x, normalized_shape, weight, eps)
+        ctx.cols, ctx.normalized_shape = cols, normalized_shape
         ctx.save_for_backward(x, weight, rstd)
         return out
 
     @staticmethod
     def backward(ctx, dout):
         x, weight, rstd = ctx.saved_tensors
-        dx, dw = K.rms_norm_backward(dout, x, ctx.normalized_shape, rstd, weight)
+        if ctx.cols:
+            dx, dw = K.rms_norm_backward_dense(dout, x, ctx.cols, rstd, weight)
+        else:
+            dx, dw = K.rms_norm_backward(dout, x, ctx.normalized_shape, rstd, weight)
         return dx, dw, None, None
 
 
 class LayerNorm(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, normalized_shape, eps):
-        out, mean, rstd = K.layer_norm_forward(x, normalized_shape, weight, bias, eps)
-        ctx.normalized_shape = normalized_shape
+        cols = K.dense_cuda_cols(x, normalized_shape, weight, bias)
+        if cols:
+            out, mean, rstd = K.layer_norm_forward_dense(x, cols, weight, bias, eps)
+        else:
+            out, mean, rstd = K.layer_norm_forward(x, normalized_shape, weight, bias, eps)
+        ctx.cols, ctx.normalized_shape = cols, normalized_shape
         ctx.save_for_backward(x, weight, bias, mean, rstd)
         return out
 
     @staticmethod
     def backward(ctx, dout):
         x, weight, bias, mean, rstd = ctx.saved_tensors
-        dx, dw, db = K.layer_norm_backward(dout, x, ctx.normalized_shape, mean, rstd, weight, bias)
+        if ctx.cols:
+            dx, dw, db = K.layer_norm_backward_dense(dout, x, ctx.cols, mean, rstd, weight, bias)
+        else:
+            dx, dw, db = K.layer_norm_backward(dout, x, ctx.normalized_shape, mean, rstd, weight, bias)
         return dx, dw, db, None, None
 
 
