@@ -5,9 +5,10 @@
 //
 // Reading. A segment may start at any element, off a 16-byte boundary. The warp copies the 16-byte aligned vectors
 // that cover it into a ring of shared memory with 16-byte asynchronous copies (cp.async: whole aligned vectors, no
-// registers held while they are in flight), staged_ahead groups of 32 vectors ahead of the one it reduces; the last
-// vector is copied only up to the segment's end (the rest zero-filled), and a first vector that would begin before
-// the values array (the first segment of an unaligned array) is stored element by element. Lane L then takes the
+// registers held while they are in flight), up to staged_ahead + staged_batch groups of 32 vectors ahead, and reduces
+// staged_batch groups after one wait and two warp barriers, their ring reads and lane trees independent of each other;
+// the last vector is copied only up to the segment's end (the rest zero-filled), and a first vector that would begin
+// before the values array (the first segment of an unaligned array) is stored element by element. Lane L then takes the
 // lane vector of the canonical tree (the segment's elements 32 V q + V L .. + V - 1) from the ring at any byte offset:
 // four 32-bit words read in an order rotated by L / 8, which puts the 32 lanes' reads in 32 different banks, put back
 // in order, and for a 2-byte element offset a fifth word from the next lane and a funnel shift.
@@ -30,12 +31,15 @@
 
 namespace detred::cuda::detail {
 
-// The ring: staged_ring_groups groups of 32 16-byte vectors (8 KiB a warp: 28 warps an SM on sm_90), of which
-// staged_ahead are in flight while one is reduced (6 KiB a warp; at most staged_ring_groups - 2, so that a group is
-// overwritten only after the warp has read it and the one after it).
+// The ring: staged_ring_groups groups of 32 16-byte vectors (8 KiB a warp: 28 warps an SM on sm_90). The warp reduces
+// staged_batch groups at a time while the staged_ahead groups after the first of them are in flight or landed, and
+// issues the next staged_batch before it waits (the ring holds the batch, the group after it that a skewed segment's
+// last lane reads, and the groups in flight: staged_ahead + staged_batch <= staged_ring_groups).
 inline constexpr int staged_ring_groups = 16;
 inline constexpr int staged_ahead = 12;
-static_assert(staged_ahead >= 2 && staged_ahead <= staged_ring_groups - 2);
+inline constexpr int staged_batch = 4;
+static_assert(staged_ahead >= staged_batch + 1 && staged_ahead + staged_batch <= staged_ring_groups);
+static_assert(8 % staged_batch == 0);
 
 // Resident blocks (warps) an SM the canonical kernel is compiled for: at most 80 registers a thread (the ring's 8 KiB
 // would allow 27 blocks, an SM 32).
@@ -131,9 +135,13 @@ __device__ R staged_segment_sum(const T* __restrict__ values, std::uint64_t begi
   const unsigned last_elements = unsigned(bytes - last * 16) / unsigned(sizeof(T));
   T held[V];
   bool holding = false;
+  // Groups 1 .. last_group - 1 (and group 0 when its first vector lies inside the array) are whole aligned vectors of
+  // the array: the common case, one copy a lane.
   const auto issue = [&](std::uint64_t group) {
     const std::uint64_t k = group * 32 + std::uint64_t(lane);
-    if (k < vectors) {
+    if ((group != 0 || head_whole) && group < last_group) {
+      copy_vector_async(&ring[k & (ring_vectors - 1)], aligned + k * 16);
+    } else if (k < vectors) {
       uint4* destination = &ring[k & (ring_vectors - 1)];
       if (k == 0 && !head_whole) {
         T* e = reinterpret_cast<T*>(destination);
@@ -159,12 +167,8 @@ __device__ R staged_segment_sum(const T* __restrict__ values, std::uint64_t begi
       holding = false;
     }
   };
-  // Full segment q's lane vector; group q + staged_ahead is issued first, and groups <= q + 1 awaited.
-  const auto step = [&](std::uint64_t q) {
-    issue(q + staged_ahead);
-    if (q + 1 >= last_group) store_held();
-    wait_async_copies_but<staged_ahead - 1>();
-    __syncwarp();
+  // Full segment q's lane vector from the ring (groups q and, for a skewed segment, q + 1 landed).
+  const auto read = [&](std::uint64_t q) {
     if (skew == 0) return ring[(unsigned(q) * 32 + unsigned(lane)) & (ring_vectors - 1)];
     const unsigned word = unsigned(q) * 128 + 4 * unsigned(lane) + (skew >> 2);
     if constexpr (sizeof(T) <= 4) {
@@ -172,21 +176,81 @@ __device__ R staged_segment_sum(const T* __restrict__ values, std::uint64_t begi
     }
     return ring_lane_vector<false>(ring_words, 4 * ring_vectors - 1, word, skew & 3, lane);
   };
+  // Before full segment q: groups up to q + staged_ahead - 1 issued. One segment: group q + staged_ahead is issued,
+  // groups <= q + 1 awaited.
+  const auto step = [&](std::uint64_t q) {
+    issue(q + staged_ahead);
+    if (q + 1 >= last_group) store_held();
+    wait_async_copies_but<staged_ahead - 1>();
+    __syncwarp();
+    return read(q);
+  };
+  // staged_batch segments q .. q + staged_batch - 1 at once: one wait and two warp barriers for all of them, their
+  // ring reads independent of each other. The barrier first: every lane has read the groups whose slots the issue
+  // reuses (q + staged_ahead - staged_ring_groups .. q - 1).
+  const auto batch = [&](std::uint64_t q, uint4(&raw)[staged_batch]) {
+    __syncwarp();
+    const std::uint64_t g0 = q + staged_ahead;
+    if (g0 + staged_batch <= last_group) {  // whole vectors inside the segment (g0 > 0)
+      const char* source = aligned + (g0 * 32 + std::uint64_t(lane)) * 16;
+      const unsigned slot = unsigned(g0) * 32 + unsigned(lane);
+#pragma unroll
+      for (int b = 0; b < staged_batch; ++b) {
+        copy_vector_async(&ring[(slot + 32 * unsigned(b)) & (ring_vectors - 1)], source + 512 * b);
+        commit_async_copies();
+      }
+    } else {
+#pragma unroll
+      for (int b = 0; b < staged_batch; ++b) issue(g0 + std::uint64_t(b));
+    }
+    if (q + staged_batch >= last_group) store_held();
+    wait_async_copies_but<staged_ahead - 1>();
+    __syncwarp();
+    if (skew == 0) {
+#pragma unroll
+      for (int b = 0; b < staged_batch; ++b)
+        raw[b] = ring[(unsigned(q + std::uint64_t(b)) * 32 + unsigned(lane)) & (ring_vectors - 1)];
+      return;
+    }
+    if constexpr (sizeof(T) <= 4) {
+      if ((skew & 3) == 0) {
+#pragma unroll
+        for (int b = 0; b < staged_batch; ++b)
+          raw[b] =
+              ring_lane_vector<true>(ring_words, 4 * ring_vectors - 1,
+                                     unsigned(q + std::uint64_t(b)) * 128 + 4 * unsigned(lane) + (skew >> 2), 0, lane);
+        return;
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < staged_batch; ++b)
+      raw[b] = ring_lane_vector<false>(ring_words, 4 * ring_vectors - 1,
+                                       unsigned(q + std::uint64_t(b)) * 128 + 4 * unsigned(lane) + (skew >> 2),
+                                       skew & 3, lane);
+  };
   for (int g = 0; g < staged_ahead; ++g) issue(std::uint64_t(g));
   warp_counter<Acc> counter;
   const std::uint64_t full = len / segment, regions = full / 8;
   for (std::uint64_t r = 0; r < regions; ++r) {
     Acc lane_root[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const std::uint64_t q = r * 8 + std::uint64_t(j);
-      Acc node[V];
-      vector_leaves<Acc, T>(step(q), q * segment + std::uint64_t(lane) * V, leaf, node);
-      lane_root[j] = lane_tree<Acc, V>(node);
+    for (int h = 0; h < 8; h += staged_batch) {
+      const std::uint64_t q0 = r * 8 + std::uint64_t(h);
+      uint4 raw[staged_batch];
+      batch(q0, raw);
+#pragma unroll
+      for (int b = 0; b < staged_batch; ++b) {
+        Acc node[V];
+        vector_leaves<Acc, T>(raw[b], (q0 + std::uint64_t(b)) * segment + std::uint64_t(lane) * V, leaf, node);
+        lane_root[h + b] = lane_tree<Acc, V>(node);
+      }
     }
     counter.push(warp_rows_root<8>(lane_root), lane_level + 8);
   }
-  for (std::uint64_t q = regions * 8; q < full; ++q) push_segment_root<Acc, T>(step(q), q * segment, leaf, counter);
+  for (std::uint64_t q = regions * 8; q < full; ++q) {
+    __syncwarp();  // the slot that step's issue reuses was read in the last batch
+    push_segment_root<Acc, T>(step(q), q * segment, leaf, counter);
+  }
   // The tail from the ring: its vectors are in the groups after the last full segment's, already issued.
   store_held();
   wait_async_copies_but<0>();
