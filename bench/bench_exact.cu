@@ -12,7 +12,8 @@
 // flavours: plain, non-coherent without L1 allocation, with 256-byte L2 fetches) against CUB, the calls of every
 // variant and CUB interleaved within each repetition, each result checked; medians.
 // `bench_exact latency`: the latency block alone, every type. `bench_exact small`: binary64 small sums by other
-// launch shapes of kernel 1 (block size, step), back to back, against CUB.
+// forms of kernel 1 (steps, every row cleared) on three data sets, and binary32 by other steps, back to back, against
+// CUB.
 // Usage: bench_exact [reps] (default 15) | bench_exact profile [log2 n] | bench_exact sweep [reps] | bench_exact
 // latency
 #include <cuda_bf16.h>
@@ -252,16 +253,32 @@ struct f64_shape : dd::exact_streamed_tuning<double> {
   static constexpr int min_blocks = 1;
 };
 
+// One launch shape in one launch: kernel 1 with Tune, its last block adding the block states and rounding.
+template <class Tune, class A, class T>
+void launch_single_pass_variant(const T* d, std::size_t n, A* out, void* ws) {
+  long long* bl = nullptr;
+  unsigned* bf = nullptr;
+  dd::launch_exact_blocks<T, Tune, A>(d, n, ws, nullptr, bl, bf, out);
+}
+
+// binary32 at other steps (bins; the library's is 8 vectors), for the 2^20 small sums.
+template <int Unroll>
+struct f32_shape : dd::exact_streamed_tuning<float> {
+  static constexpr int unroll = Unroll;
+};
+
 // `bench_exact small`: back-to-back per-call time (100 calls between two events; 3 runs, every shape and CUB
-// interleaved within each run) of binary64 sums at 2^16 and 2^20 by the library's path, the two-kernel form and kernel
-// 1 at other block sizes and steps (each then the finishing kernel), every result checked.
-bool small_shapes() {
-  using T = double;
+// interleaved within each run) at 2^16 and 2^20 by the library's path and other forms of kernel 1, each result
+// checked: binary64 on the uniform, full-range and ill-conditioned data sets, against the two-kernel form with 10
+// vectors a step and with 4 vectors a step and every row cleared (the reached rows' baseline); binary32 (uniform)
+// against 8 vectors a step in two kernels and 4 in the single pass.
+template <class T>
+bool small_shapes_of(const char* tname, test::exact_dataset set) {
   exact_buffers<T, T> b;
   bool ok = true;
   for (int log2m : {16, 20}) {
     const std::size_t m = std::size_t{1} << log2m;
-    const std::vector<T> base = test::exact_data<T>(test::exact_dataset::uniform, m, 5);
+    const std::vector<T> base = test::exact_data<T>(set, m, 5);
     check(cudaMemcpy(b.input.get(), base.data(), m * sizeof(T), cudaMemcpyHostToDevice), "copy");
     exact_accumulator_for<T> acc;
     acc.add(base.data(), base.size());
@@ -271,29 +288,37 @@ bool small_shapes() {
     auto add = [&]<class Tune>(const char* name) {
       vs.push_back({name, [&] { launch_variant<Tune, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
     };
-    add.template operator()<load_variant<dd::exact_default_tuning<T>, 2, true>>("two kernels B256 U10");
-    add.template operator()<f64_shape<256, 4>>("B256 U4");
-    add.template operator()<f64_shape<128, 10>>("B128 U10");
-    add.template operator()<f64_shape<128, 4>>("B128 U4");
-    add.template operator()<f64_shape<64, 10>>("B64 U10");
-    add.template operator()<f64_shape<64, 4>>("B64 U4");
-    add.template operator()<f64_shape<32, 8>>("B32 U8");
+    add.template operator()<load_variant<dd::exact_default_tuning<T>, 2, true>>("two kernels default steps");
+    if constexpr (std::same_as<T, double>) {
+      add.template operator()<f64_shape<256, 4>>("all rows B256 U4");
+    } else {
+      vs.push_back({"bins U4 1 pass", [&] {
+                      launch_single_pass_variant<f32_shape<4>, T, T>(b.input.get(), m, b.out.get(), b.ws.get());
+                    }});
+    }
     auto cb = [&] { b.cub(b.input.get(), b.peer.get(), m); };
     for (auto& v : vs)
       for (int w = 0; w < 5; ++w) v.second();
     for (int run = 0; run < 3; ++run) {
       const double c = 1e6 * detred::bench::back_to_back_seconds(cb, 1, 100);
-      std::printf("small f64 n=2^%d run %d: CUB %.2f us\n", log2m, run, c);
+      std::printf("small %s %s n=2^%d run %d: CUB %.2f us\n", tname, test::name_of(set), log2m, run, c);
       for (auto& v : vs) {
         const double e = 1e6 * detred::bench::back_to_back_seconds(v.second, 1, 100);
         const bool same = raw(b.result()) == raw(expected);
         ok = ok && same;
-        std::printf("small f64 n=2^%d run %d: %-22s %.2f us  /CUB %.3f  exact==ref %s\n", log2m, run, v.first.c_str(),
-                    e, e / c, same ? "yes" : "NO");
+        std::printf("small %s %s n=2^%d run %d: %-26s %.2f us  /CUB %.3f  exact==ref %s\n", tname, test::name_of(set),
+                    log2m, run, v.first.c_str(), e, e / c, same ? "yes" : "NO");
       }
     }
   }
   return ok;
+}
+bool small_shapes() {
+  bool ok = true;
+  for (test::exact_dataset set :
+       {test::exact_dataset::uniform, test::exact_dataset::full_range, test::exact_dataset::ill})
+    ok = small_shapes_of<double>("f64", set) && ok;
+  return small_shapes_of<float>("f32", test::exact_dataset::uniform) && ok;
 }
 
 // The latency block alone (every type): `bench_exact latency`.
