@@ -12,8 +12,7 @@
 // flavours: plain, non-coherent without L1 allocation, with 256-byte L2 fetches) against CUB, the calls of every
 // variant and CUB interleaved within each repetition, each result checked; medians.
 // `bench_exact latency`: the latency block alone, every type. `bench_exact small`: binary64 small sums by other
-// forms of kernel 1 (steps, every row cleared) on three data sets, and binary32 by other steps, back to back, against
-// CUB.
+// steps of kernel 1 on three data sets, and binary32 by other steps, back to back, against CUB.
 // Usage: bench_exact [reps] (default 15) | bench_exact profile [log2 n] | bench_exact sweep [reps] | bench_exact
 // latency
 #include <cuda_bf16.h>
@@ -243,16 +242,6 @@ bool profile(const char* tname, int log2n, int& launch) {
   return ok;
 }
 
-// Kernel 1's binary64 launch with other block sizes and steps (the extracted levels are templated on the block size;
-// the bins are not): for the small-sum shapes `bench_exact small` compares.
-template <int Threads, int Unroll>
-struct f64_shape : dd::exact_streamed_tuning<double> {
-  static constexpr int block_threads = Threads;
-  static constexpr int unroll = Unroll;
-  static constexpr std::size_t shared_bytes = std::size_t(dd::exact_binary64_geometry::limb_rows) * Threads * 8;
-  static constexpr int min_blocks = 1;
-};
-
 // One launch shape in one launch: kernel 1 with Tune, its last block adding the block states and rounding.
 template <class Tune, class A, class T>
 void launch_single_pass_variant(const T* d, std::size_t n, A* out, void* ws) {
@@ -261,7 +250,7 @@ void launch_single_pass_variant(const T* d, std::size_t n, A* out, void* ws) {
   dd::launch_exact_blocks<T, Tune, A>(d, n, ws, nullptr, bl, bf, out);
 }
 
-// binary32 at other steps (bins; the library's is 8 vectors), for the 2^20 small sums.
+// binary32 at other steps (bins; the library's single pass takes 8 vectors a step, its two kernels 4).
 template <int Unroll>
 struct f32_shape : dd::exact_streamed_tuning<float> {
   static constexpr int unroll = Unroll;
@@ -270,8 +259,7 @@ struct f32_shape : dd::exact_streamed_tuning<float> {
 // `bench_exact small`: back-to-back per-call time (100 calls between two events; 3 runs, every shape and CUB
 // interleaved within each run) at 2^16 and 2^20 by the library's path and other forms of kernel 1, each result
 // checked: binary64 on the uniform, full-range and ill-conditioned data sets, against the two-kernel form with 10
-// vectors a step and with 4 vectors a step and every row cleared (the reached rows' baseline); binary32 (uniform)
-// against 8 vectors a step in two kernels and 4 in the single pass.
+// vectors a step; binary32 (uniform) against 8 vectors a step in two kernels and 4 in the single pass.
 template <class T>
 bool small_shapes_of(const char* tname, test::exact_dataset set) {
   exact_buffers<T, T> b;
@@ -289,9 +277,7 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
       vs.push_back({name, [&] { launch_variant<Tune, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
     };
     add.template operator()<load_variant<dd::exact_default_tuning<T>, 2, true>>("two kernels default steps");
-    if constexpr (std::same_as<T, double>) {
-      add.template operator()<f64_shape<256, 4>>("all rows B256 U4");
-    } else {
+    if constexpr (!std::same_as<T, double>) {
       vs.push_back({"bins U4 1 pass", [&] {
                       launch_single_pass_variant<f32_shape<4>, T, T>(b.input.get(), m, b.out.get(), b.ws.get());
                     }});

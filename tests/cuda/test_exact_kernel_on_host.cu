@@ -48,22 +48,16 @@ exact_state<T> emulated_exact_state(const std::vector<T>& x, std::uint64_t wante
   S total;
   std::vector<long long> limbs(std::size_t(C) * R * B);
   std::vector<double> bins(std::size_t(exact_float_bins::bin_count) * B);
-  std::vector<exact_thread_result> rows(B);
   for (std::uint64_t block = 0; block < part.blocks; ++block) {
-    // Shared memory holds whatever the last block left: rows a thread never defined must not be read.
-    std::fill(limbs.begin(), limbs.end(), 0x5a5a5a5a5a5a5a5all + (long long)block);
     unsigned flags = 0;
-    for (int tid = 0; tid < B; ++tid) {
-      rows[tid] = exact_thread_share<T, Tune>(limbs.data() + tid, bins.data() + tid, data, n, part.head, part.vectors,
-                                              exact_share<Tune>(part), block, tid);
-      flags |= rows[tid].flags;
-    }
+    for (int tid = 0; tid < B; ++tid)
+      flags |= exact_thread_share<T, Tune>(limbs.data() + tid, bins.data() + tid, data, n, part.head, part.vectors,
+                                           exact_share<Tune>(part), block, tid);
     S state;
     for (int k = 0; k < L; ++k) {
       long long s = 0;
       for (int c = 0; c < C; ++c)
-        for (int t = 0; t < B; ++t)
-          s += k < R && k >= rows[t].lo && k <= rows[t].hi ? limbs[std::size_t(c * R + k) * B + t] : 0;
+        for (int t = 0; t < B; ++t) s += k < R ? limbs[std::size_t(c * R + k) * B + t] : 0;
       state.set_raw(k, s);
     }
     state.set_count(0, flags, 1u << 29);  // unnormalised limbs: merge normalises first
@@ -372,26 +366,6 @@ TEST(CudaExactKernelOnHost, SlowPathRowsAreNormalisedBeforeTheBlockSum) {
     x[i + 1] = tops ? -top : big;
   }
   expect_emulated_exact<double, double>(x, "largest slow terms of one sign");
-}
-
-// Reached rows (exact_small_tuning's ranged_rows, docs/EXACT.md "Small sums"): full-range terms, one and two blocks,
-// each thread over three normalisation periods of slow terms (its first slow vector makes every row defined, the
-// all_slow mode follows), then a tail of narrow terms; the rows a thread never reached hold another block's bytes
-// (emulated_exact_state) and must not be read. Narrow data (deposits only) are DataSetsWindowBoundariesAndZeros'.
-TEST(CudaExactKernelOnHost, ReachedRowsAcrossNormalisations) {
-  using Tune = exact_small_tuning<double>;
-  static_assert(exact_ranged<Tune>);
-  const std::size_t period = std::size_t{exact_binary64_rows<Tune::block_threads, -1>::normalize_period};
-  const std::size_t n = 3 * period * Tune::block_threads + 77;
-  std::vector<double> x = exact_data<double>(exact_dataset::full_range, n, 91);
-  const std::vector<double> narrow = exact_data<double>(exact_dataset::uniform, 4 * Tune::block_threads * 8, 92);
-  x.insert(x.end(), narrow.begin(), narrow.end());
-  exact_state<double> s;
-  s.add(x.data(), x.size());
-  for (int offset : {0, 1})
-    for (std::uint64_t wanted : {1u, 2u})
-      ASSERT_TRUE(same_state(emulated_exact_state<double, Tune>(x, wanted, offset), s))
-          << "offset=" << offset << " blocks=" << wanted;
 }
 
 // extract_levels (docs/EXACT.md "Extracted levels"), term by term: for a thread whose window sits at `top`, every

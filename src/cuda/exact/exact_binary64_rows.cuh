@@ -75,30 +75,6 @@ DETRED_HD DETRED_INLINE void exact_binary64_slow(long long* limbs, unsigned long
   for (int i = 0; i < 2; ++i) row[i * Stride] += (long long)((d[i] ^ s) - s);
 }
 
-// The reached rows of a thread that keeps them (exact_binary64_rows with Ranged): rows lo .. hi of its column hold its
-// limbs; every other row is undefined (never cleared, never read). Empty while lo > hi. A thread whose terms all lie in
-// its window reaches only the few rows its deposits touch, so clearing and the block's sum cover those only; its
-// first slow-path term makes every row defined (docs/EXACT.md "Small sums").
-struct exact_row_range {
-  int lo = exact_binary64_geometry::limb_rows, hi = -1;
-};
-
-// Widens `r` to rows a .. b (a <= b), clearing the rows between them and the rows already defined first: afterwards
-// every row of r is defined and the old ones are unchanged. Out of line: it runs at most once a new row.
-template <int Stride>
-__noinline__ DETRED_HD exact_row_range exact_widen_rows(long long* limbs, exact_row_range r, int a, int b) {
-  if (r.lo > r.hi) r = {a, a - 1};
-  for (int k = a; k < r.lo; ++k) limbs[k * Stride] = 0;
-  for (int k = r.hi + 1; k <= b; ++k) limbs[k * Stride] = 0;
-  return {a < r.lo ? a : r.lo, b > r.hi ? b : r.hi};
-}
-
-// Rows a .. b of the thread about to be added to: defined from here on.
-template <int Stride>
-DETRED_HD DETRED_INLINE void exact_reach_rows(long long* limbs, exact_row_range& r, int a, int b) {
-  if (a < r.lo || b > r.hi) r = exact_widen_rows<Stride>(limbs, r, a, b);
-}
-
 // exact_binary64_slow for the two terms of a vector, compiled once, out of line (a call), so that the windows' step
 // bodies, which take the slow path rarely on narrow data, stay short. Returns the flags and `others` words to OR in.
 template <int Stride>
@@ -142,7 +118,7 @@ DETRED_HD DETRED_INLINE bool exact_warp_all(bool p) {
 // limbs[k * BlockThreads]), the flags, the lean slow path, the normalisation period, and the all_slow mode's vote
 // (SlowRun: 0 never; -1 for good once voted, exact_thread_terms then leaves its main loop; k > 0 for k steps). None of
 // it can change a bit: every path adds the same exact value (docs/EXACT.md "Limb bounds", "The all_slow mode").
-template <int BlockThreads, int SlowRun, bool Ranged = false>
+template <int BlockThreads, int SlowRun>
 struct exact_binary64_rows {
   using G = exact_binary64_geometry;
   using S = G::S;
@@ -154,12 +130,8 @@ struct exact_binary64_rows {
   static constexpr unsigned normalize_period = 1u << 10;
   static constexpr int slow_run = SlowRun;
   static constexpr bool slow_for_good = SlowRun < 0;
-  // Ranged: the thread keeps the rows it reached (exact_row_range) and clears only those; otherwise the caller clears
-  // all limb_rows rows before the first term.
-  static constexpr bool ranged = Ranged;
 
   long long* limbs;
-  exact_row_range reached;  // Ranged only
   unsigned flags = 0;
   unsigned others = 0;   // nonzero once the slow path met a term other than -0.0 (fast terms: a move set the flag)
   unsigned pending = 0;  // slow-path terms since the rows were last normalised
@@ -169,14 +141,8 @@ struct exact_binary64_rows {
   int slow_left = 0;
   unsigned step_slow = 0;
 
-  // The rows normalised (exact_normalize_rows): the value they hold is unchanged. Only after a slow-path term, so for
-  // Ranged every row is defined by then (all_rows).
+  // The rows normalised (exact_normalize_rows): the value they hold is unchanged.
   DETRED_HD DETRED_INLINE void normalize_limbs() { exact_normalize_rows<BlockThreads, limb_rows>(limbs); }
-
-  // Rows a .. b about to be added to (Ranged: defined from here on; otherwise they are).
-  DETRED_HD DETRED_INLINE void reach(int a, int b) {
-    if constexpr (Ranged) exact_reach_rows<BlockThreads>(limbs, reached, a, b);
-  }
 
   // Before a step of `count` terms: the rows normalised first if `count` more slow terms could pass the period.
   DETRED_HD DETRED_INLINE void reserve_rows(unsigned count) {
@@ -201,16 +167,9 @@ struct exact_binary64_rows {
     }
   }
 
-  // Ranged: every row defined from here on (the slow path's terms reach any row). A no-op once done, so the lanes of a
-  // warp widen together at their first slow vector rather than one by one at each new row.
-  DETRED_HD DETRED_INLINE void all_rows() {
-    if constexpr (Ranged) exact_reach_rows<BlockThreads>(limbs, reached, 0, limb_rows - 1);
-  }
-
   // The E terms of one vector by the slow path, inline.
   template <int E>
   DETRED_HD DETRED_INLINE void add_vector_slow(const bits (&b)[E]) {
-    all_rows();
     pending += E;
 #pragma unroll
     for (int j = 0; j < E; ++j) exact_binary64_slow<BlockThreads>(limbs, b[j], flags, others);
@@ -221,7 +180,6 @@ struct exact_binary64_rows {
   template <bool Outline, int E>
   DETRED_HD DETRED_INLINE void add_vector_slow_from_window(const bits (&b)[E]) {
     if constexpr (Outline && E == 2) {
-      all_rows();
       pending += E;
       const uint2 r = exact_binary64_slow_pair<BlockThreads>(limbs, b[0], b[1]);
       flags |= r.x;

@@ -39,11 +39,10 @@ DETRED_HD DETRED_INLINE double exact_sub_rn(double a, double b) {
 // One thread's accumulation under `extract_levels` (binary64 only). Limb row k of the thread at
 // limbs[k * BlockThreads]. SlowRun: the all_slow mode (the GPU kernel's: -1, for good once voted; the host tests also
 // drive 0: never, and k > 0: k steps). StepTest: one window test for a whole step's terms, then the extraction of all
-// of them as straight-line code (the per-vector path only for a step with a term outside the window). Ranged: the
-// thread keeps the rows it reached (exact_row_range) instead of the caller clearing all of them. Speed only.
-template <int Levels, int BlockThreads, int SlowRun = -1, bool StepTest = true, bool Ranged = false>
-struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun, Ranged> {
-  using Rows = exact_binary64_rows<BlockThreads, SlowRun, Ranged>;
+// of them as straight-line code (the per-vector path only for a step with a term outside the window). Speed only.
+template <int Levels, int BlockThreads, int SlowRun = -1, bool StepTest = true>
+struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun> {
+  using Rows = exact_binary64_rows<BlockThreads, SlowRun>;
   using Rows::add_vector_slow;
   using Rows::flags;
   using Rows::limbs;
@@ -102,7 +101,6 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun, Ranged>
     const bits low = magnitude << shift;
     const unsigned high = shift ? unsigned(magnitude >> (64 - shift)) : 0u;
     const long long d[3] = {(long long)(low & 0xffffffffull), (long long)(low >> 32), (long long)high};
-    this->reach(k, k + 2);
 #pragma unroll
     for (int i = 0; i < 3; ++i) limbs[(k + i) * BlockThreads] += negative ? -d[i] : d[i];
     acc[j] = 0;

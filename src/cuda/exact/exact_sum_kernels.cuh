@@ -98,17 +98,14 @@ struct exact_streamed_tuning : exact_default_tuning<T> {
   static constexpr int load = 2;
   static constexpr bool interleave = true;
 };
-// The streamed form with steps of 4 vectors (and, for binary64, reached rows): sums of at most exact_small_bytes that
-// do not take the single pass take it (launch_exact_blocks_tuned). A small sum has few chunks, each thread one or two
-// steps; shorter steps give more blocks work and a shorter path to the block's end (H100, back to back: 2^16 doubles
-// 12.5 -> 11.9 us a call, 2^20 15.7 -> 15.0; 2^20 floats 9.6 -> 9.3-9.5; smaller blocks were slower: 128 threads
-// 13.3 / 18.2 us, 64 threads 15.9 / 20.1). A binary64 thread keeps the range of limb rows its terms reached
-// (ranged_rows, exact_row_range): it clears and normalises those rows only, and the block adds only the rows some
-// thread reached, a few of the 67 on narrow data (docs/EXACT.md "Small sums"). Speed only: the same exact additions.
+// The streamed form with steps of 4 vectors: sums of at most exact_small_bytes that do not take the single pass take it
+// (launch_exact_blocks_tuned). A small sum has few chunks, each thread one or two steps; shorter steps give more blocks
+// work and a shorter path to the block's end (H100, back to back: 2^16 doubles 12.5 -> 11.9 us a call, 2^20 15.7
+// -> 15.0; 2^20 halves and bfloat16 10.5 -> 9.3-10.1; smaller blocks were slower: 128 threads 13.3 / 18.2 us, 64
+// threads 15.9 / 20.1). Speed only: the same exact additions.
 template <class T>
 struct exact_small_tuning : exact_streamed_tuning<T> {
   static constexpr int unroll = 4;
-  static constexpr bool ranged_rows = std::same_as<T, double>;  // extract_levels only
 };
 
 // Widens a binary16 to binary32 bits exactly. In device code the conversion instruction (exact, PTX ISA cvt.f32.f16;
@@ -181,16 +178,6 @@ template <class Tune>
 inline constexpr bool exact_interleaved = [] {
   if constexpr (requires { Tune::interleave; })
     return bool(Tune::interleave);
-  else
-    return false;
-}();
-
-// Kernel 1's rows (Tune::ranged_rows, default false; extract_levels only): true, each thread keeps the range of limb
-// rows its terms reached and the block adds those only; false, every thread clears all its rows first. Speed only.
-template <class Tune>
-inline constexpr bool exact_ranged = [] {
-  if constexpr (requires { Tune::ranged_rows; })
-    return bool(Tune::ranged_rows);
   else
     return false;
 }();
@@ -373,23 +360,14 @@ struct exact_special_scan {
   DETRED_HD DETRED_INLINE void deposit() {}
 };
 
-// What a thread's share leaves: its flags, and the rows lo .. hi of its column that hold its limbs (every row but
-// for exact_ranged tunings; empty when lo > hi). The block adds those rows only.
-struct exact_thread_result {
-  unsigned flags;
-  int lo, hi;
-};
-
 // One thread's whole share with its type's algorithm, flags complete; `limbs`, `bins`: the thread's shared-memory
-// rows (bins unused by extract_levels).
+// rows (bins unused by extract_levels). Returns the flags.
 template <class T, class Tune>
-DETRED_HD DETRED_INLINE exact_thread_result exact_thread_share(long long* limbs, double* bins, const T* __restrict__ x,
-                                                               std::uint64_t n, std::uint64_t head,
-                                                               std::uint64_t vectors, std::uint64_t share,
-                                                               std::uint64_t block, int tid) {
+DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bins, const T* __restrict__ x,
+                                                    std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
+                                                    std::uint64_t share, std::uint64_t block, int tid) {
   constexpr int B = Tune::block_threads;
   if constexpr (Tune::algorithm == exact_block_algorithm::exponent_bins) {
-    static_assert(!exact_ranged<Tune>, "reached rows: extract_levels only");
     exact_bins_thread<B> th{limbs, bins};
     th.clear();
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, share, block, tid);
@@ -403,20 +381,14 @@ DETRED_HD DETRED_INLINE exact_thread_result exact_thread_share(long long* limbs,
         th.flags |= exact_special_flags<T, B>(x, n, head, vectors, share, block, tid);
       }
     }
-    return {th.flags, 0, Tune::limb_rows - 1};
+    return th.flags;
   } else {
     static_assert(Tune::algorithm == exact_block_algorithm::extract_levels);
-    constexpr bool ranged = exact_ranged<Tune>;
-    exact_extract_thread<Tune::levels, B, Tune::slow_run, Tune::step_test, ranged> th{limbs};
-    if constexpr (!ranged) {
+    exact_extract_thread<Tune::levels, B, Tune::slow_run, Tune::step_test> th{limbs};
 #pragma unroll 1
-      for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
-    }
+    for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, share, block, tid);
-    if constexpr (ranged)
-      return {th.flags, th.reached.lo, th.reached.hi};
-    else
-      return {th.flags, 0, Tune::limb_rows - 1};
+    return th.flags;
   }
 }
 
@@ -550,64 +522,31 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   extern __shared__ long long exact_limbs[];
   __shared__ long long total[L];
   __shared__ unsigned shared_flags;
-  constexpr bool ranged = exact_ranged<Tune>;
-  // Ranged rows: each thread's reached rows, and each warp's lowest and highest.
-  __shared__ int2 thread_rows[ranged ? B : 1];
-  __shared__ int2 warp_rows[ranged ? warps : 1];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   if (tid == 0) shared_flags = 0;
   // Lets the finishing kernel (launched with programmatic stream serialization) be scheduled while this grid runs; it
   // still waits in cudaGridDependencySynchronize for this grid's completion and memory flush.
   cudaTriggerProgrammaticLaunchCompletion();
 
-  const exact_thread_result mine =
+  const unsigned thread_flags =
       exact_thread_share<T, Tune>(exact_limbs + tid, reinterpret_cast<double*>(exact_limbs + C * R * B) + tid, x, n,
                                   head, vectors, share, blockIdx.x, tid);
-  const unsigned flags = __reduce_or_sync(0xffffffffu, mine.flags);
-  if constexpr (ranged) {
-    thread_rows[tid] = make_int2(mine.lo, mine.hi);
-    const int2 w = make_int2(__reduce_min_sync(0xffffffffu, mine.lo), __reduce_max_sync(0xffffffffu, mine.hi));
-    if (lane == 0) warp_rows[warp] = w;
-  }
+  const unsigned flags = __reduce_or_sync(0xffffffffu, thread_flags);
   __syncthreads();
   if (lane == 0 && flags) atomicOr(&shared_flags, flags);
-  // The rows some thread of the block reached (all R rows unless ranged), and this lane's threads' own ranges.
-  int block_lo = 0, block_hi = R - 1;
-  [[maybe_unused]] int2 lane_rows[B / 32];
-  if constexpr (ranged) {
-    block_lo = R;
-    block_hi = -1;
-#pragma unroll
-    for (int w = 0; w < warps; ++w) {
-      block_lo = warp_rows[w].x < block_lo ? warp_rows[w].x : block_lo;
-      block_hi = warp_rows[w].y > block_hi ? warp_rows[w].y : block_hi;
-    }
-#pragma unroll
-    for (int i = 0; i < B / 32; ++i) lane_rows[i] = thread_rows[lane + 32 * i];
-  }
   // Limb k of the block: the threads' limbs added (|sum| < 2^63: at most 2^30 + 14 terms a block, each changing one
   // copy of a limb by less than 2^32, plus one deposit per 2^13 adds; exponent_bins: at most six digits below 2^32 per
   // limb per flush, one flush per 2^14 - 32 terms of a thread and one at its end; extract_levels: one digit a term,
   // L a window move (at most 2047 a thread: top only rises) or headroom period (2^11 - 32 terms), docs/EXACT.md).
-  // Warp w adds limbs w, w + warps, ...: for ranged rows only the rows in the block's range, each thread's row only
-  // where it lies in that thread's range (the others are undefined, read as zero).
+  // Warp w adds limbs w, w + warps, ...
   for (int k = warp; k < L; k += warps) {
     long long s = 0;
-    if (k >= block_lo && k <= block_hi) {
 #pragma unroll
-      for (int c = 0; c < C; ++c)
+    for (int c = 0; c < C; ++c)
 #pragma unroll
-        for (int i = 0; i < B / 32; ++i) {
-          const int t = lane + 32 * i;
-          if constexpr (ranged) {
-            if (k >= lane_rows[i].x && k <= lane_rows[i].y) s += exact_limbs[(c * R + k) * B + t];
-          } else {
-            s += exact_limbs[(c * R + k) * B + t];
-          }
-        }
+      for (int t = lane; t < B; t += 32) s += k < R ? exact_limbs[(c * R + k) * B + t] : 0;
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    }
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     if (lane == 0) total[k] = s;
   }
   __syncthreads();
@@ -725,10 +664,9 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
 // Small sums (at most exact_small_bytes, with the streamed form on): the binary32 family up to exact_single_pass_bytes
 // takes the single pass (one launch: the last block finishes); every other small sum the short steps of
 // exact_small_tuning and two kernels. H100, back to back: f32 2^16 7.8-8.1 us a call by the single pass against
-// 7.7-10.9 by two kernels; at 2^20 two kernels were 0.25 us faster on three machines of four, and steps of 4 vectors
-// 0.1-0.4 us faster than 8; binary64's single pass was 0.4-1.3 us slower than its two kernels (its last block's finish
-// follows its own work, where the finishing kernel launched by programmatic dependent launch is already resident).
-// docs/EXACT.md "Small sums".
+// 7.7-10.9 by two kernels; at 2^20 two kernels were 0.25 us faster on three machines of four; binary64's single pass
+// was 0.4-1.3 us slower than its two kernels (its last block's finish follows its own work, where the finishing kernel
+// launched by programmatic dependent launch is already resident). docs/EXACT.md "Small sums".
 inline constexpr std::uint64_t exact_small_bytes = std::uint64_t{1} << 24;
 inline constexpr std::uint64_t exact_single_pass_bytes = std::uint64_t{1} << 18;
 
