@@ -49,10 +49,11 @@ inline constexpr int canonical_blocks_per_sm = 24;
 template <class T>
 inline constexpr std::uint64_t staged_min_elements = std::uint64_t(8) * 32 * tile_shape<T>::vector_elements;
 
-// A 16-byte asynchronous copy, global to shared memory (L1 bypassed).
+// A 16-byte asynchronous copy, global to shared memory (L1 bypassed), with the hint that L2 fetch the 256 bytes
+// around it (the warp reads them all: its 32 lanes copy 512 consecutive bytes).
 __device__ __forceinline__ void copy_vector_async(void* shared_destination, const void* global_source) {
   const unsigned destination = unsigned(__cvta_generic_to_shared(shared_destination));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(destination),
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(destination),
                "l"(__cvta_generic_to_global(global_source))
                : "memory");
 }
