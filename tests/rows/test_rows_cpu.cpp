@@ -206,6 +206,27 @@ TEST(RowsCpu, NonpositiveLiteExpHasExpFloatLiteBits) {
   EXPECT_GT(checked, 16000000u);
 }
 
+// exp_float_lite_one_step has exp_float_lite's bits on [exp_float_lite_one_step_min, 0]: a strided sample, every
+// binary32 near both ends, and the signed zeros (the GPU test checks every one).
+TEST(RowsCpu, OneStepLiteExpHasExpFloatLiteBits) {
+  std::uint64_t checked = 0;
+  const auto same = [&](float d) {
+    EXPECT_EQ(bits_of(specified::exp_float_lite_one_step(d)), bits_of(specified::exp_float_lite(d)))
+        << std::hexfloat << "d = " << d;
+    ++checked;
+  };
+  const float lowest = specified::exp_float_lite_one_step_min;
+  for (std::uint32_t b = 0x80000000u; b <= detred::bit_cast<std::uint32_t>(lowest); b += 61)
+    same(detred::bit_cast<float>(b));
+  float up = lowest, down = -0.0f;
+  for (int step = 0; step < 20000; ++step) {
+    same(up), up = std::nextafter(up, INFINITY);
+    same(down), down = std::nextafter(down, -INFINITY);
+  }
+  for (float d : {0.0f, -0.0f, lowest}) same(d);
+  EXPECT_GT(checked, 17000000u);
+}
+
 // The log-sum-exp passes (row_accumulators.hpp) by their definition, written out here: the maximum, the plain sum of
 // exp_float_lite(x - max) in the canonical order (pairwise over a power of two), then max + log(sum) in binary64;
 // and the special rows.

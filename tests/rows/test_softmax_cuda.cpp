@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>  // the typed cudaMalloc that tests/support/device_array.hpp uses
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "detred/cuda/workspace.hpp"
 #include "detred/norms.hpp"
 #include "detred/rows.hpp"
+#include "detred/rows/specified_math.hpp"
 #include "tests/rows/gradient_inputs.hpp"
 #include "tests/rows/row_inputs.hpp"
 #include "tests/support/device_array.hpp"
@@ -198,6 +200,72 @@ TEST(SoftmaxFamilyCuda, SharedMemoryRowsSameBitsOverBlockSizes) {
     }
   }
   ASSERT_TRUE(cuda::detail::set_tuning_overrides(""));
+}
+
+// The shared-memory kernel's two exponentials (exp_float_lite_one_step where a row's minimum less its maximum is at
+// least exp_float_lite_one_step_min, exp_float_lite_nonpositive otherwise) and its two roundings (the hardware's
+// where the row's maximum is finite, T::from_float otherwise) against the CPU twins: rows of 8192 whose ranges lie
+// just inside and just outside the one-step bound, rows with -Inf, +Inf and NaN entries, all -Inf, and rows whose
+// softmax outputs are subnormal in T or round to zero.
+template <class T>
+void block_row_ranges_equal_cpu() {
+  const std::uint64_t c = 8192;
+  const double bound = -double(specified::exp_float_lite_one_step_min);
+  const std::vector<std::vector<double>> rows = {
+      {-40.0, 40.0},                   // range 80: one step
+      {-50.0, 50.0},                   // range 100: general
+      {-bound / 2, bound / 2},         // range exactly at the bound
+      {-bound / 2 - 0.25, bound / 2},  // just past it
+      {-8.0, 8.0, -INFINITY},          // -Inf entries: general
+      {-INFINITY},                     // every entry -Inf: NaN rows
+      {-8.0, 8.0, NAN},                // a NaN
+      {-8.0, 8.0, INFINITY},           // +Inf
+      {-87.5, 0.0},                    // past the bound, where exp_float_lite's results turn subnormal
+      {-86.0, 0.0},                    // softmax outputs near float's least normal
+      {-20.0, 0.0, 14.0},              // 16-bit softmax outputs underflowing
+  };
+  std::vector<T> x;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const std::vector<double>& v = rows[r];
+    for (std::uint64_t j = 0; j < c; ++j) {
+      double value;
+      if (v.size() == 1)
+        value = v[0];
+      else if (v.size() == 3 && j % 1000 == 7)
+        value = v[2];  // the special entry, a few times a row
+      else
+        value = v[0] + (v[1] - v[0]) * double((j * 2654435761u) % 4096) / 4095.0;  // both ends included
+      x.push_back(test::make<T>(value));
+    }
+  }
+  const std::uint64_t n = x.size(), count = rows.size();
+  const row_shape shape{count, c, c};
+  const std::vector<T> fill(n, test::make<T>(3.0));
+  std::vector<T> y = fill, ly = fill;
+  softmax_forward(x.data(), y.data(), shape);
+  log_softmax_forward(x.data(), ly.data(), shape);
+  device_array<T> d_x(n), d_out(n);
+  to_device(d_x, x);
+  for (int log = 0; log < 2; ++log) {
+    to_device(d_out, fill);
+    with_workspace([&](void* ws, std::size_t& bytes) {
+      if (log)
+        cuda::log_softmax_forward(ws, bytes, d_x.ptr, d_out.ptr, shape);
+      else
+        cuda::softmax_forward(ws, bytes, d_x.ptr, d_out.ptr, shape);
+    });
+    const std::vector<T> got = cuda::to_host(d_out.ptr, n);
+    const std::int64_t at = test::first_bit_difference(got.data(), (log ? ly : y).data(), n);
+    EXPECT_EQ(at, -1) << float_traits<T>::name << (log ? " log_softmax" : " softmax") << ": first difference in row "
+                      << (at < 0 ? 0 : at / std::int64_t(c));
+  }
+}
+
+TEST(SoftmaxFamilyCuda, SharedMemoryRowsOfEveryRangeSameBitsAsTheCpu) {
+  DETRED_SKIP_WITHOUT_GPU();
+  block_row_ranges_equal_cpu<float>();
+  block_row_ranges_equal_cpu<bfloat16>();
+  block_row_ranges_equal_cpu<half>();
 }
 
 // The first k rows of a batch give the bits of a batch of k, and the same rows after other rows give the same bits,

@@ -4,7 +4,8 @@
 //     specified function's bits;
 //   - exp_float_lite faithful (one of the two binary32 neighbours of exp_double(x), itself within 2^-50) for every x in
 //     [-104, 88.73], and the device's bits equal to the host's on a sample of 2^22 inputs spread over that range;
-//   - exp_float_lite_nonpositive equal to exp_float_lite in bits on every binary32 d <= 0 (-0 to -Inf), its domain.
+//   - exp_float_lite_nonpositive equal to exp_float_lite in bits on every binary32 d <= 0 (-0 to -Inf), its domain;
+//   - exp_float_lite_one_step equal to exp_float_lite in bits on every binary32 in [exp_float_lite_one_step_min, 0].
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -38,6 +39,14 @@ struct lite_unfaithful {
 struct nonpositive_differs {
   __device__ bool operator()(float x) const {
     return __float_as_uint(detred::specified::exp_float_lite_nonpositive(x)) !=
+           __float_as_uint(detred::specified::exp_float_lite(x));
+  }
+};
+
+// exp_float_lite_one_step differs from exp_float_lite in bits.
+struct one_step_differs {
+  __device__ bool operator()(float x) const {
+    return __float_as_uint(detred::specified::exp_float_lite_one_step(x)) !=
            __float_as_uint(detred::specified::exp_float_lite(x));
   }
 };
@@ -150,6 +159,20 @@ TEST(SpecifiedExpCuda, NonpositiveLiteExpHasExpFloatLiteBitsOnEveryNonpositiveBi
   EXPECT_EQ(zero, 0u);
   std::printf("exp_float_lite_nonpositive == exp_float_lite on all %llu binary32 in [-Inf, 0]: %llu differences\n",
               (unsigned long long)(0xff800000ull - 0x80000000ull + 2), (unsigned long long)(negative + zero));
+}
+
+TEST(SpecifiedExpCuda, OneStepLiteExpHasExpFloatLiteBitsOnItsRange) {
+  DETRED_SKIP_WITHOUT_GPU();
+  unsigned example = 0;
+  const std::uint32_t lowest = detred::bit_cast<std::uint32_t>(detred::specified::exp_float_lite_one_step_min);
+  // -0 down to exp_float_lite_one_step_min: the bit patterns 0x80000000 .. lowest; and +0.
+  const std::uint64_t negative = differences_over(count_failures<one_step_differs>, 0x80000000u, lowest, &example);
+  EXPECT_EQ(negative, 0u) << "first difference at bits 0x" << std::hex << example;
+  const std::uint64_t zero = differences_over(count_failures<one_step_differs>, 0u, 0u, &example);
+  EXPECT_EQ(zero, 0u);
+  std::printf("exp_float_lite_one_step == exp_float_lite on all %llu binary32 in [%g, 0]: %llu differences\n",
+              (unsigned long long)(lowest - 0x80000000ull + 2), double(detred::specified::exp_float_lite_one_step_min),
+              (unsigned long long)(negative + zero));
 }
 
 }  // namespace

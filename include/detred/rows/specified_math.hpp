@@ -145,14 +145,15 @@ DETRED_HD inline float exp_float_fast(float x) {
 // NaN for NaN, +0 below -104 (e^x below half the least subnormal), +Inf above 88.7228394 (the least binary32 whose
 // exponential rounds to +Inf), and exp_float_lite(0) == 1 exactly.
 namespace detail {
-// exp_float_lite's operations for x in [-104, 88.72283935546875].
-constexpr DETRED_HD float exp_float_lite_in_range(float x) {
+// exp_float_lite's operations up to its scaling, for x in [-104, 88.72283935546875]: e = e^r (about [0.70, 1.42]) and
+// the integer k with e^x = e 2^k.
+constexpr DETRED_HD float exp_float_lite_reduced(float x, int& k) {
   // k: x / ln2 rounded to an integer by adding 1.5 * 2^23 (the sum lies in [2^23, 2^24), where floats are integers);
   // read back from the sum's bits, exactly k_real.
   constexpr float shifter = 12582912.0f;
   const float shifted = x * 1.44269504088896341f + shifter;
   const float k_real = shifted - shifter;
-  const int k = int(detred::bit_cast<std::uint32_t>(shifted) - detred::bit_cast<std::uint32_t>(shifter));  // = k_real
+  k = int(detred::bit_cast<std::uint32_t>(shifted) - detred::bit_cast<std::uint32_t>(shifter));  // = k_real
   const float r = (x - k_real * 0.693359375f) - k_real * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -160,7 +161,13 @@ constexpr DETRED_HD float exp_float_lite_in_range(float x) {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float e = (p * (r * r) + r) + 1.0f;
+  return (p * (r * r) + r) + 1.0f;
+}
+
+// exp_float_lite's operations for x in [-104, 88.72283935546875].
+constexpr DETRED_HD float exp_float_lite_in_range(float x) {
+  int k = 0;
+  const float e = exp_float_lite_reduced(x, k);
   const int k1 = k >> 1, k2 = k - k1;  // -75 <= k1, k2 <= 64: normal powers of two, e 2^k1 exact
   const float scale1 = detred::bit_cast<float>(std::uint32_t(k1 + 127) << 23);
   const float scale2 = detred::bit_cast<float>(std::uint32_t(k2 + 127) << 23);
@@ -182,6 +189,20 @@ constexpr DETRED_HD float exp_float_lite_nonpositive(float d) {
   const bool underflows = !(d >= -104.0f);
   const float e = detail::exp_float_lite_in_range(underflows ? -104.0f : d);
   return underflows ? 0.0f : e;
+}
+
+// The least d from which exp_float_lite_one_step(d) is exp_float_lite(d).
+inline constexpr float exp_float_lite_one_step_min = -86.5f;
+
+// exp_float_lite(d) bit for bit for exp_float_lite_one_step_min <= d <= 0 (nothing is promised outside): the same e
+// and k (detail::exp_float_lite_reduced), then e 2^k by adding k to e's exponent field. There d / ln2 >= -124.8, so
+// k >= -125 and e 2^k >= 2^-125.5 is normal: exp_float_lite's two scalings, each exact, give the same value as this
+// one. For kernels that know a row's range (its minimum less its maximum) before its exponentials: about six
+// operations an element fewer than exp_float_lite_nonpositive's clamp, select and two scalings.
+constexpr DETRED_HD float exp_float_lite_one_step(float d) {
+  int k = 0;
+  const float e = detail::exp_float_lite_reduced(d, k);
+  return detred::bit_cast<float>(detred::bit_cast<std::uint32_t>(e) + (std::uint32_t(k) << 23));
 }
 
 // Natural logarithm of a positive finite normal or subnormal binary64 x, relative error < 2^-50; -Inf for +-0, NaN
