@@ -38,6 +38,14 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and torch.equal(bits(a), bits(b))
 
 
+def assert_same_results(first, second) -> None:
+    """Two routes' outputs and gradients, position by position: None in both or the same bits."""
+    for a, c in zip(first, second, strict=True):
+        assert (a is None) == (c is None)
+        if a is not None:
+            assert same_bits(a, c)
+
+
 def data(shape, dtype, device, seed=0, scale=1.0):
     g = torch.Generator().manual_seed(seed)
     return (torch.randn(shape, generator=g) * scale).to(dtype).to(device)
@@ -151,10 +159,7 @@ def test_eager_functions_and_custom_ops_give_the_same_bits(dtype, device):
             y = f(*ts)
             g = torch.autograd.grad(y, ts, data(list(y.shape), y.dtype, device, 65), allow_unused=True)
             results.append([y] + list(g))
-        for a, c in zip(*results):
-            assert (a is None) == (c is None)
-            if a is not None:
-                assert same_bits(a, c)
+        assert_same_results(*results)
 
 
 # ---- same bits on CPU and CUDA ----------------------------------------------------------------------------------
@@ -191,10 +196,7 @@ def test_norm_gradients_at_model_widths_give_the_cpu_bits(cols, dtype):
             ts = [a.to(dev).requires_grad_(True) for a in (x, w, b)]
             y = f(*ts)
             outs.append([y] + list(torch.autograd.grad(y, ts, data([9, cols], dtype, dev, 54), allow_unused=True)))
-        for a, c in zip(*outs):
-            assert (a is None) == (c is None)
-            if a is not None:
-                assert same_bits(a, c)
+        assert_same_results(*outs)
 
 
 @pytest.mark.gpu
@@ -480,10 +482,7 @@ def test_dense_norm_path_gives_the_general_paths_bits(dtype):
             ts = [a.detach().requires_grad_(True) for a in (x, w, b)]
             y = f(*ts)
             outs.append([y] + list(torch.autograd.grad(y, ts, dy, allow_unused=True)))
-        for a, c in zip(*outs):
-            assert (a is None) == (c is None)
-            if a is not None:
-                assert same_bits(a, c)
+        assert_same_results(*outs)
 
 
 @pytest.mark.gpu
