@@ -121,12 +121,14 @@ struct load_variant : Base {
 };
 
 // One launch shape of the exact sum by hand (kernel 1 with Tune, then the finishing kernel): the two-kernel form.
-template <class Tune, class A, class T>
-void launch_variant(const T* d, std::size_t n, A* out, void* ws) {
+// `wanted`: kernel 1's block count (0: the library's choice).
+template <class Tune, class A, class T,
+          int FinishThreads = std::same_as<T, double> ? dd::exact_finish_threads_binary64 : dd::exact_finish_threads>
+void launch_variant(const T* d, std::size_t n, A* out, void* ws, std::uint64_t wanted = 0) {
   long long* bl = nullptr;
   unsigned* bf = nullptr;
-  const int blocks = dd::launch_exact_blocks<T, Tune>(d, n, ws, nullptr, bl, bf);
-  dd::launch_finishing_block(dd::exact_finish_kernel<A, T>, dd::exact_finish_threads, nullptr, "variant finish",
+  const int blocks = dd::launch_exact_blocks<T, Tune, void>(d, n, ws, nullptr, bl, bf, nullptr, wanted);
+  dd::launch_finishing_block(dd::exact_finish_kernel<A, T, FinishThreads>, FinishThreads, nullptr, "variant finish",
                              static_cast<const long long*>(bl), static_cast<const unsigned*>(bf), blocks,
                              std::uint64_t(n), out);
 }
@@ -244,11 +246,15 @@ bool profile(const char* tname, int log2n, int& launch) {
 
 // One launch shape in one launch: kernel 1 with Tune, its last block adding the block states and rounding.
 template <class Tune, class A, class T>
-void launch_single_pass_variant(const T* d, std::size_t n, A* out, void* ws) {
+void launch_single_pass_variant(const T* d, std::size_t n, A* out, void* ws, std::uint64_t wanted = 0) {
   long long* bl = nullptr;
   unsigned* bf = nullptr;
-  dd::launch_exact_blocks<T, Tune, A>(d, n, ws, nullptr, bl, bf, out);
+  dd::launch_exact_blocks<T, Tune, A>(d, n, ws, nullptr, bl, bf, out, wanted);
 }
+
+// binary64 small sums by the warp-shared window at other steps (the library's: 4 vectors, one block an SM).
+template <int Unroll, int MinBlocks = 1>
+struct f64_warp_shape : dd::exact_warp_levels_tuning<double, Unroll, MinBlocks> {};
 
 // binary32 at other steps (bins; the library's single pass takes 8 vectors a step, its two kernels 4).
 template <int Unroll>
@@ -259,7 +265,9 @@ struct f32_shape : dd::exact_streamed_tuning<float> {
 // `bench_exact small`: back-to-back per-call time (100 calls between two events; 3 runs, every shape and CUB
 // interleaved within each run) at 2^16 and 2^20 by the library's path and other forms of kernel 1, each result
 // checked: binary64 on the uniform, full-range and ill-conditioned data sets, against the two-kernel form with 10
-// vectors a step; binary32 (uniform) against 8 vectors a step in two kernels and 4 in the single pass.
+// vectors a step, the 67 rows a thread at 4 vectors ("all rows B256 U4"), and the warp-shared window at other steps,
+// block counts (times the workspace's bound) and in one pass; binary32 (uniform) against 8 vectors a step in two
+// kernels and 4 in the single pass.
 template <class T>
 bool small_shapes_of(const char* tname, test::exact_dataset set) {
   exact_buffers<T, T> b;
@@ -277,6 +285,31 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
       vs.push_back({name, [&] { launch_variant<Tune, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
     };
     add.template operator()<load_variant<dd::exact_default_tuning<T>, 2, true>>("two kernels default steps");
+    if constexpr (std::same_as<T, double>) {
+      // The block count relative to the workspace's bound (one block per 4096 terms): x1 is the library's.
+      const std::uint64_t bound = dd::exact_block_bound(m);
+      add.template operator()<load_variant<dd::exact_small_tuning<T>, 2, true>>("all rows B256 U4");
+      // The calls run after this block: they hold the block count by value. `per`: blocks per bound (4: a quarter).
+      auto warp = [&]<class Tune, bool OnePass>(const char* name, std::uint64_t times, std::uint64_t per = 1) {
+        const std::uint64_t blocks = std::max<std::uint64_t>(1, bound * times / per);
+        vs.push_back({name, [&, blocks] {
+                        if constexpr (OnePass)
+                          launch_single_pass_variant<Tune, T, T>(b.input.get(), m, b.out.get(), b.ws.get(), blocks);
+                        else
+                          launch_variant<Tune, T, T>(b.input.get(), m, b.out.get(), b.ws.get(), blocks);
+                      }});
+      };
+      warp.template operator()<f64_warp_shape<4>, false>("warp U4 x1", 1);
+      warp.template operator()<f64_warp_shape<4>, false>("warp U4 /2", 1, 2);
+      warp.template operator()<f64_warp_shape<4>, false>("warp U4 /4", 1, 4);
+      warp.template operator()<f64_warp_shape<8>, false>("warp U8 /2", 1, 2);
+      warp.template operator()<f64_warp_shape<2>, false>("warp U2 /2", 1, 2);
+      vs.push_back({"warp U4 /2 finish 512", [&, bound] {
+                      launch_variant<f64_warp_shape<4>, T, T, 512>(b.input.get(), m, b.out.get(), b.ws.get(),
+                                                                   std::max<std::uint64_t>(1, bound / 2));
+                    }});
+      warp.template operator()<f64_warp_shape<4>, true>("warp U4 /2 1 pass", 1, 2);
+    }
     if constexpr (!std::same_as<T, double>) {
       vs.push_back({"bins U4 1 pass", [&] {
                       launch_single_pass_variant<f32_shape<4>, T, T>(b.input.get(), m, b.out.get(), b.ws.get());

@@ -36,22 +36,13 @@ DETRED_HD DETRED_INLINE double exact_sub_rn(double a, double b) {
 #endif
 }
 
-// One thread's accumulation under `extract_levels` (binary64 only). Limb row k of the thread at
-// limbs[k * BlockThreads]. SlowRun: the all_slow mode (the GPU kernel's: -1, for good once voted; the host tests also
-// drive 0: never, and k > 0: k steps). StepTest: one window test for a whole step's terms, then the extraction of all
-// of them as straight-line code (the per-vector path only for a step with a term outside the window). Speed only.
-template <int Levels, int BlockThreads, int SlowRun = -1, bool StepTest = true>
-struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun> {
-  using Rows = exact_binary64_rows<BlockThreads, SlowRun>;
-  using Rows::add_vector_slow;
-  using Rows::flags;
-  using Rows::limbs;
-  using Rows::step_slow;
-  using typename Rows::bits;
-  using typename Rows::G;
-  using typename Rows::S;
+// The window of `Levels` levels and the cut of its terms (the header's comment; docs/EXACT.md "Extracted levels"):
+// `top`, the constants, the levels' integer sums, and the extraction of one window term. The thread of kernel 1
+// (exact_extract_thread) and the warp-shared window of small sums (exact_warp_levels.cuh) both build on it.
+template <int Levels>
+struct exact_levels_cut {
+  using bits = unsigned long long;
   static_assert(Levels == 2 || Levels == 3, "extract_levels: two levels (51 fields) or three (103 fields)");
-  static constexpr bool adaptive = false;  // exact_thread_terms: no narrow / wide mode
   static constexpr int levels = Levels;
   // Fields in the window: the last level's grain is the lowest field's ulp, and the coarsest level takes |x| up to
   // 2^51 g_0 = 2^(51 + 52 (L - 1)) g_{L-1}, so a term of the top field (below 2^53 of its own ulps) fits when
@@ -63,18 +54,19 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun> {
   // The highest top: c_0 = 1.5 2^(top - 1021) and t_0 <= 2^(top - 1020) must stay finite. Terms of fields 2044 ..
   // 2046 take the slow path.
   static constexpr int highest_top = 2043;
-  // Terms between deposits: |k_j| <= 2^51, so 2^11 of them keep |acc_j| <= 2^62.
-  static constexpr unsigned headroom = 1u << 11;
 
-  bits acc[Levels] = {};        // level j's sum of k_j, mod 2^64 (|value| <= 2^62 between deposits)
+  bits acc[Levels] = {};        // level j's sum of k_j, mod 2^64
   double c[Levels] = {};        // c_j = 1.5 2^52 g_j
   bits negated_c[Levels] = {};  // -bits(c_j) mod 2^64: acc_j += bits(t_j) + negated_c_j adds k_j
   // The window starts empty: with top = -1 no field is in it; the first vector with a nonzero finite term moves it.
   int top = -1;
-  unsigned room = headroom;
 
-  // The lowest field of the window, and level j's grain exponent (g_j = 2^grain_exponent(j)), for the current top.
+  // The lowest field of the window for the current top.
   DETRED_HD DETRED_INLINE int lowest_field() const { return top - span + 1; }
+  // The bit position of level j's grain g_j in the double layout (g_j = 2^(lowest - 1075 + 52 (L - 1 - j))).
+  DETRED_HD DETRED_INLINE int level_position(int j) const {
+    return lowest_field() + exact_binary64_geometry::position_offset + 52 * (Levels - 1 - j);
+  }
 
   // Moves the window to `new_top` (lowest_top <= new_top <= highest_top) and sets the constants: c_j's biased
   // exponent field is lowest + 52 (L - 1 - j) (its ulp g_j = 2^(lowest - 1075 + 52 (L - 1 - j))).
@@ -89,6 +81,47 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun> {
     }
   }
 
+  // A term of the window: its levels' integers into the accumulators (the extraction in the header's comment).
+  DETRED_HD DETRED_INLINE void fast(bits b) {
+    double r = detred::bit_cast<double>(b);
+#pragma unroll
+    for (int j = 0; j < Levels; ++j) {
+      const double t = exact_add_rn(r, c[j]);
+      acc[j] += detred::bit_cast<bits>(t) + negated_c[j];
+      if (j + 1 < Levels) r = exact_sub_rn(r, exact_sub_rn(t, c[j]));
+    }
+  }
+};
+
+// One thread's accumulation under `extract_levels` (binary64 only). Limb row k of the thread at
+// limbs[k * BlockThreads]. SlowRun: the all_slow mode (the GPU kernel's: -1, for good once voted; the host tests also
+// drive 0: never, and k > 0: k steps). StepTest: one window test for a whole step's terms, then the extraction of all
+// of them as straight-line code (the per-vector path only for a step with a term outside the window). Speed only.
+template <int Levels, int BlockThreads, int SlowRun = -1, bool StepTest = true>
+struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun>, exact_levels_cut<Levels> {
+  using Rows = exact_binary64_rows<BlockThreads, SlowRun>;
+  using Cut = exact_levels_cut<Levels>;
+  using Cut::acc;
+  using Cut::fast;
+  using Cut::highest_top;
+  using Cut::lowest_field;
+  using Cut::lowest_top;
+  using Cut::set_top;
+  using Cut::span;
+  using Cut::top;
+  using Rows::add_vector_slow;
+  using Rows::flags;
+  using Rows::limbs;
+  using Rows::step_slow;
+  using typename Rows::bits;
+  using typename Rows::G;
+  using typename Rows::S;
+  static constexpr bool adaptive = false;  // exact_thread_terms: no narrow / wide mode
+  // Terms between deposits: |k_j| <= 2^51, so 2^11 of them keep |acc_j| <= 2^62.
+  static constexpr unsigned headroom = 1u << 11;
+
+  unsigned room = headroom;
+
   // acc_j g_j into the limbs: |acc_j| <= 2^62 at bit position lowest + 13 + 52 (L - 1 - j) of the layout (14 ..
   // 2043 - span + 1 + 13 + 52 (L - 1) = 2058) as three 32-bit digits, limbs pos / 32 .. pos / 32 + 2 <= 66.
   DETRED_HD DETRED_INLINE void deposit_level(int j) {
@@ -96,7 +129,7 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun> {
     if (a == 0) return;
     const bool negative = a < 0;
     const bits magnitude = negative ? 0ull - bits(a) : bits(a);
-    const int pos = lowest_field() + G::position_offset + 52 * (Levels - 1 - j);
+    const int pos = this->level_position(j);
     const int k = pos >> 5, shift = pos & 31;
     const bits low = magnitude << shift;
     const unsigned high = shift ? unsigned(magnitude >> (64 - shift)) : 0u;
@@ -121,17 +154,6 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun> {
     room -= count;
     this->reserve_rows(count);
     this->vote_all_slow(count, true);
-  }
-
-  // A term of the window: its levels' integers into the accumulators (the extraction in the header's comment).
-  DETRED_HD DETRED_INLINE void fast(bits b) {
-    double r = detred::bit_cast<double>(b);
-#pragma unroll
-    for (int j = 0; j < Levels; ++j) {
-      const double t = exact_add_rn(r, c[j]);
-      acc[j] += detred::bit_cast<bits>(t) + negated_c[j];
-      if (j + 1 < Levels) r = exact_sub_rn(r, exact_sub_rn(t, c[j]));
-    }
   }
 
   // The E terms of one vector, all by one path: the window when every term is in it (one test), else the slow path

@@ -4,8 +4,9 @@
 // (binary16, bfloat16, binary32 widened exactly), extracted levels for binary64. At the end the threads' limbs are
 // added into one state per block, written to the workspace in split form. Kernel 2 (one block): limb k of the total is
 // the integer sum of limb k over the blocks; one warp rounds it (exact_warp_rounding.cuh). Small sums of the binary32
-// family run both steps in one launch (the last block to arrive finishes; exact_single_pass). Every step is an exact
-// integer addition: the bits cannot depend on the grid, the schedule or which path a term took.
+// family run both steps in one launch (the last block to arrive finishes; exact_single_pass); small binary64 sums share
+// a window a warp (warp_levels, exact_warp_levels.cuh). Every step is an exact integer addition: the bits cannot
+// depend on the grid, the schedule or which path a term took.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@
 #include "src/cuda/exact/exact_bins_thread.cuh"
 #include "src/cuda/exact/exact_extract_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
+#include "src/cuda/exact/exact_warp_levels.cuh"
 #include "src/cuda/exact/exact_warp_rounding.cuh"
 
 namespace detred::cuda::detail {
@@ -47,6 +49,11 @@ enum class exact_block_algorithm {
   // rows, and a warp whose terms are mostly outside the window switches to the slow path for good (the all_slow mode).
   // docs/EXACT.md "Extracted levels".
   extract_levels,
+  // binary64 small sums: the extracted levels with one window a warp (exact_warp_levels.cuh): the lanes share `top`,
+  // the warp adds its levels by shuffles into 67 deposit rows it shares, and terms outside the window go by the lean
+  // slow path into the lane's own rows, which a warp clears and the block adds only once the warp met such a term. On
+  // narrow data a block's fixed work is 67 rows a warp instead of 67 rows a thread. docs/EXACT.md "Small sums".
+  warp_levels,
 };
 
 // The exponent_bins algorithm's launch (binary32 family): 8 vectors of 16 bytes a thread a step, 256 threads a block.
@@ -98,14 +105,34 @@ struct exact_streamed_tuning : exact_default_tuning<T> {
   static constexpr int load = 2;
   static constexpr bool interleave = true;
 };
-// The streamed form with steps of 4 vectors: sums of at most exact_small_bytes that do not take the single pass take it
-// (launch_exact_blocks_tuned). A small sum has few chunks, each thread one or two steps; shorter steps give more blocks
-// work and a shorter path to the block's end (H100, back to back: 2^16 doubles 12.5 -> 11.9 us a call, 2^20 15.7
-// -> 15.0; 2^20 halves and bfloat16 10.5 -> 9.3-10.1; smaller blocks were slower: 128 threads 13.3 / 18.2 us, 64
-// threads 15.9 / 20.1). Speed only: the same exact additions.
+// The streamed form with steps of 4 vectors: small sums of the binary32 family that do not take the single pass take
+// it (launch_exact_blocks_tuned). A small sum has few chunks, each thread one or two steps; shorter steps give more
+// blocks work and a shorter path to the block's end (H100, back to back: 2^20 halves and bfloat16 10.5 -> 9.3-10.1 us
+// a call). Speed only: the same exact additions.
 template <class T>
 struct exact_small_tuning : exact_streamed_tuning<T> {
   static constexpr int unroll = 4;
+};
+// binary64 small sums by the warp-shared window (warp_levels): Unroll vectors a lane a step, 256 threads a block, the
+// streamed form's interleaved chunks and loads; the lanes' rows in dynamic shared memory (134 KiB: one block an SM),
+// the warps' deposit rows static. Speed only: the same exact additions (H200, back to back, 2^16 / 2^20 doubles: 4
+// vectors a step 8.5 / 14.1 us a call at the workspace's block bound, 2 vectors 8.7 / 14.0, 8 vectors 8.8 / 14.3).
+template <class T, int Unroll = 4, int MinBlocks = 1>
+struct exact_warp_levels_tuning {
+  static_assert(std::same_as<T, double>, "warp_levels: binary64 only (docs/EXACT.md)");
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::warp_levels;
+  static constexpr int unroll = Unroll;
+  static constexpr int levels = 3;
+  static constexpr int columns = 1;
+  static constexpr int block_threads = exact_block_threads;
+  static constexpr int limb_rows = exact_binary64_geometry::limb_rows;
+  static constexpr int load = 2;
+  static constexpr bool interleave = true;
+  static constexpr int min_blocks = MinBlocks;
+  // The lanes' rows (dynamic; 134 KiB a block: one block an SM); the warps' deposit rows are static.
+  static constexpr std::size_t shared_bytes = std::size_t(limb_rows) * block_threads * 8;
+  static_assert(unroll >= 1 && 2 * unroll <= int(exact_warp_levels_thread<levels, 1, 1>::headroom),
+                "a step fits the headroom");
 };
 
 // Widens a binary16 to binary32 bits exactly. In device code the conversion instruction (exact, PTX ISA cvt.f32.f16;
@@ -320,6 +347,73 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
   th.deposit();
 }
 
+// A lane's share under warp_levels (host and device): exact_thread_terms' interleaved partition (`share` = the block
+// count G; chunks of U B vectors, then rows of B vectors after the last whole chunk, then block 0's head and tail
+// elements), walked so that every lane of a warp takes the same steps: a lane without a vector in a row, or without a
+// head or tail element, adds -0.0 (nothing). `warp_first`: the thread index of the warp's lane 0 (on the host, where a
+// thread is its own window, the thread's own). Ends with the levels deposited and the flags complete.
+template <class T, class Tune, class Thread>
+DETRED_HD DETRED_INLINE void exact_warp_terms(Thread& th, const T* __restrict__ x, std::uint64_t n, std::uint64_t head,
+                                              std::uint64_t vectors, std::uint64_t share, std::uint64_t block, int tid,
+                                              int warp_first) {
+  static_assert(std::same_as<T, double>, "warp_levels: binary64 only");
+  constexpr int U = Tune::unroll;
+  constexpr int B = Tune::block_threads;
+  constexpr int LK = exact_load_kind<Tune>;
+  constexpr std::uint64_t chunk = std::uint64_t(U) * B;
+  constexpr unsigned long long none = 1ull << 63;  // -0.0
+  const uint4* __restrict__ v = reinterpret_cast<const uint4*>(x + head);
+  const std::uint64_t whole = vectors / chunk * chunk;
+  const std::uint64_t stride = share * chunk;
+  std::uint64_t c = block * chunk;  // the chunk's first vector: the same in every thread of the block
+  if (c < whole) {
+    uint4 next[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) next[u] = exact_load<LK>(v + c + std::uint64_t(tid) + std::uint64_t(u) * B);
+    while (true) {
+      uint4 cur[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) cur[u] = next[u];
+      c += stride;
+      const bool more = c < whole;
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) next[u] = exact_load<LK>(v + c + std::uint64_t(tid) + std::uint64_t(u) * B);
+      }
+      unsigned long long e[2 * U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        e[2 * u] = exact_element<T>(cur[u], 0);
+        e[2 * u + 1] = exact_element<T>(cur[u], 1);
+      }
+      th.add_step(e);
+      if (!more) break;
+    }
+  }
+  // The rows after the last whole chunk: row r to block r mod G, as long as the warp's lane 0 has a vector.
+  for (std::uint64_t r = whole + block * B; r + std::uint64_t(warp_first) < vectors; r += share * B) {
+    const std::uint64_t i = r + std::uint64_t(tid);
+    unsigned long long e[2] = {none, none};
+    if (i < vectors) {
+      const uint4 q = exact_load<LK>(v + i);
+      e[0] = exact_element<T>(q, 0);
+      e[1] = exact_element<T>(q, 1);
+    }
+    th.add_step(e);
+  }
+  if (block == 0) {
+    const std::uint64_t tail = head + vectors * 2;
+    const std::uint64_t extra = head > n - tail ? head : n - tail;
+    if (std::uint64_t(warp_first) < extra) {
+      unsigned long long e[2] = {none, none};
+      if (std::uint64_t(tid) < head) e[0] = exact_scalar_bits<T>(x[tid]);
+      if (tail + std::uint64_t(tid) < n) e[1] = exact_scalar_bits<T>(x[tail + tid]);
+      th.add_step(e);
+    }
+  }
+  th.deposit();
+}
+
 // The NaN and infinity flags of thread `tid`'s terms (the same terms as exact_thread_terms), term by term: the
 // exponent_bins algorithm's rare path, taken only by a thread whose special bin held a NaN (a NaN term, or +Inf and
 // -Inf together), where the bin cannot tell which flags IEEE addition needs (docs/EXACT.md).
@@ -382,6 +476,14 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
       }
     }
     return th.flags;
+  } else if constexpr (Tune::algorithm == exact_block_algorithm::warp_levels) {
+    // The host emulation's form (the kernel is exact_warp_levels_kernel): each thread its own window, its rows
+    // cleared first and taking its deposits too.
+    exact_warp_levels_thread<Tune::levels, B, B> th{{limbs}, {}, limbs, true};
+#pragma unroll 1
+    for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
+    exact_warp_terms<T, Tune>(th, x, n, head, vectors, share, block, tid, tid);
+    return th.flags;
   } else {
     static_assert(Tune::algorithm == exact_block_algorithm::extract_levels);
     exact_extract_thread<Tune::levels, B, Tune::slow_run, Tune::step_test> th{limbs};
@@ -436,8 +538,11 @@ DETRED_HD DETRED_INLINE long long exact_split_limb(const long long* s, int k) {
   return own + (k > 0 ? s[k - 1] >> 32 : 0);
 }
 
-// Threads of the finishing kernels (one block).
+// Threads of the finishing kernels (one block). binary64 sums take 1024 for cuda::sum's finish: 14 groups of its 69
+// limbs instead of 7 halve each thread's chain of loads (H200, 2^20 doubles back to back over 256 block states: 12.3
+// against 14.1 us a call).
 inline constexpr int exact_finish_threads = 512;
+inline constexpr int exact_finish_threads_binary64 = 1024;
 
 // Shared-memory words exact_total_over_blocks needs for its partial sums (Threads threads, L limbs).
 template <class T, int Threads>
@@ -569,15 +674,90 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   }
 }
 
-template <class A, class T>
-__global__ void __launch_bounds__(exact_finish_threads)
+// Kernel 1 for binary64 small sums (warp_levels, exact_warp_levels.cuh): lane t's rows at lane_rows[k * B + t]
+// (dynamic shared memory, cleared by a warp at its first slow step), warp w's deposit rows at deposit_rows[w * R + k]
+// (static, cleared first). Limb k of the block: the warps' deposit rows k plus, for the warps that used their lanes'
+// rows, those rows k (a lane row ends below 2^32 + 2^52 after its last normalisation, a deposit row changes by less
+// than 2^32 a digit, at most 3 digits a deposit: far below 2^63), written in split form; with A non-void the single
+// pass, as exact_block_kernel.
+template <class T, class Tune, class A = void>
+__global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
+    exact_warp_levels_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
+                             std::uint64_t share, long long* block_limbs, unsigned* block_flags, A* out,
+                             unsigned long long* arrivals) {
+  using S = exact_state<T>;
+  constexpr int L = S::limb_count;
+  constexpr int B = Tune::block_threads;
+  constexpr int warps = B / 32;
+  constexpr int R = Tune::limb_rows;
+  extern __shared__ long long exact_limbs[];  // the lanes' rows
+  __shared__ long long deposit_rows[warps * R];
+  __shared__ long long total[L];
+  __shared__ unsigned shared_flags, active_warps;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  for (int k = tid; k < warps * R; k += B) deposit_rows[k] = 0;
+  if (tid == 0) shared_flags = active_warps = 0;
+  cudaTriggerProgrammaticLaunchCompletion();
+  __syncthreads();
+  exact_warp_levels_thread<Tune::levels, B, 1> th{{exact_limbs + tid}, {}, deposit_rows + warp * R, false};
+  exact_warp_terms<T, Tune>(th, x, n, head, vectors, share, blockIdx.x, tid, tid - lane);
+  const unsigned flags = __reduce_or_sync(0xffffffffu, th.flags);
+  if (lane == 0 && flags) atomicOr(&shared_flags, flags);
+  if (lane == 0 && th.rows_ready) atomicOr(&active_warps, 1u << warp);
+  __syncthreads();
+  const unsigned active = active_warps;
+  if (active == 0) {
+    if (tid < L) {
+      long long s = 0;
+      if (tid < R)
+#pragma unroll
+        for (int w = 0; w < warps; ++w) s += deposit_rows[w * R + tid];
+      total[tid] = s;
+    }
+  } else {
+    // Warp w adds limbs w, w + warps, ...: lane l takes lane l of every active warp, and lane w' < warps warp w''s
+    // deposit row.
+    for (int k = warp; k < L; k += warps) {
+      long long s = 0;
+      if (k < R) {
+#pragma unroll
+        for (int w = 0; w < warps; ++w)
+          if ((active >> w) & 1u) s += exact_limbs[k * B + w * 32 + lane];
+        if (lane < warps) s += deposit_rows[lane * R + k];
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+      if (lane == 0) total[k] = s;
+    }
+  }
+  __syncthreads();
+  if (tid == 0) block_flags[blockIdx.x] = shared_flags;
+  if (tid < L) block_limbs[std::uint64_t(blockIdx.x) * L + tid] = exact_split_limb<L>(total, tid);
+  if constexpr (!std::is_void_v<A>) {
+    static_assert(exact_partial_words<T, B> <= warps * R, "the partial sums fit the deposit rows");
+    __shared__ bool last;
+    __threadfence();  // release: this thread's state stores are visible before the block's arrival
+    __syncthreads();
+    if (tid == 0) last = arrive_last(arrivals, gridDim.x);
+    __syncthreads();
+    if (!last) return;
+    if (tid == 0) *arrivals = clean_tag << arrival_count_bits;  // every block has arrived: the rest state
+    __threadfence();  // acquire: every block's state, released before its arrival, is visible from here on
+    exact_total_over_blocks<T, B>(block_limbs, block_flags, int(gridDim.x), total, shared_flags, deposit_rows);
+    if (warp == 0) exact_round_total<A, T>(total, shared_flags, out);
+  }
+}
+
+// Threads: the finishing block's size (exact_finish_threads; a bench times others).
+template <class A, class T, int Threads = exact_finish_threads>
+__global__ void __launch_bounds__(Threads)
     exact_finish_kernel(const long long* block_limbs, const unsigned* block_flags, int blocks, std::uint64_t n,
                         A* out) {
   __shared__ long long total[72];
   __shared__ unsigned flags;
-  __shared__ long long partial[exact_partial_words<T, exact_finish_threads>];
+  __shared__ long long partial[exact_partial_words<T, Threads>];
   cudaGridDependencySynchronize();  // the block kernel's states are complete and visible from here on
-  exact_total_over_blocks<T, exact_finish_threads>(block_limbs, block_flags, blocks, total, flags, partial);
+  exact_total_over_blocks<T, Threads>(block_limbs, block_flags, blocks, total, flags, partial);
   if (threadIdx.x < 32) exact_round_total<A, T>(total, flags, out);
 }
 
@@ -608,8 +788,9 @@ __global__ void __launch_bounds__(exact_finish_threads)
 // template's static variables (GNU unique symbols) but not their kernels, and each copy's kernel needs its own
 // cudaFuncSetAttribute before it may use more than 48 KiB of dynamic shared memory. The last four lookups of the
 // thread are kept (a program that alternates small and large sums, or two input types, hits them all).
-template <class T, class Tune, class A = void>
-int exact_resident_blocks() {
+// One cache per kernel instance (T, Tune, A).
+template <class T, class Tune, class A>
+int exact_resident_blocks_of(const void* kernel, int threads, std::size_t dynamic_shared) {
   struct entry {
     const void* kernel = nullptr;
     int device = -1, blocks = 0;
@@ -618,17 +799,14 @@ int exact_resident_blocks() {
   static thread_local int next = 0;
   int device = 0;
   check(cudaGetDevice(&device), "cuda::sum (exact): cudaGetDevice");
-  const void* kernel = reinterpret_cast<const void*>(exact_block_kernel<T, Tune, A>);
   for (const entry& e : recent)
     if (e.kernel == kernel && e.device == device) return e.blocks;
   int sms = 0, per_sm = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
         "cuda::sum (exact): cudaDeviceGetAttribute");
-  check(cudaFuncSetAttribute(exact_block_kernel<T, Tune, A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(exact_shared_bytes<T, Tune>)),
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared)),
         "cuda::sum (exact): cudaFuncSetAttribute");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_block_kernel<T, Tune, A>, Tune::block_threads,
-                                                      exact_shared_bytes<T, Tune>),
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dynamic_shared),
         "cuda::sum (exact): occupancy");
   entry& e = recent[next];
   next = (next + 1) % 4;
@@ -636,39 +814,66 @@ int exact_resident_blocks() {
   return e.blocks;
 }
 
+template <class T, class Tune, class A = void>
+int exact_resident_blocks() {
+  if constexpr (Tune::algorithm == exact_block_algorithm::warp_levels)
+    return exact_resident_blocks_of<T, Tune, A>(reinterpret_cast<const void*>(exact_warp_levels_kernel<T, Tune, A>),
+                                                Tune::block_threads, exact_shared_bytes<T, Tune>);
+  else
+    return exact_resident_blocks_of<T, Tune, A>(reinterpret_cast<const void*>(exact_block_kernel<T, Tune, A>),
+                                                Tune::block_threads, exact_shared_bytes<T, Tune>);
+}
+
 // Kernel 1 over d_in[0..n) (n <= 2^42, checked by the caller) with a chosen tuning: one normalised state per block in
 // the workspace. Returns the block count and where the states are. With A non-void, the single pass: the last block
 // also rounds the total to *d_out.
+// `wanted` (0: the default) asks for another block count (a bench's shapes; the workspace must hold that many states).
 template <class T, class Tune, class A = void>
 int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream, long long*& block_limbs,
-                        unsigned*& block_flags, A* d_out = nullptr) {
+                        unsigned*& block_flags, A* d_out = nullptr, std::uint64_t wanted = 0) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
   // `waves` times the blocks the device keeps resident (tuning.hpp), no more than the workspace bound
   // (exact_partition_for keeps each block within 2^30 terms; that many blocks fit the bound for n <= 2^42).
-  const exact_tuning tune = current_tuning().exact;
-  std::uint64_t wanted = std::uint64_t(exact_resident_blocks<T, Tune, A>()) * std::uint64_t(tune.waves);
-  if (wanted > exact_block_bound(n)) wanted = exact_block_bound(n);
+  const int resident = exact_resident_blocks<T, Tune, A>();  // also sets the kernel's shared-memory attribute
+  if (wanted == 0) {
+    const exact_tuning tune = current_tuning().exact;
+    wanted = std::uint64_t(resident) * std::uint64_t(tune.waves);
+    if (wanted > exact_block_bound(n)) wanted = exact_block_bound(n);
+  }
   const exact_partition part = exact_partition_for<T, Tune>(d_in, n, wanted);
   const std::uint64_t blocks = part.blocks;
   unsigned char* base = static_cast<unsigned char*>(d_workspace) + workspace_header_bytes;
   block_limbs = reinterpret_cast<long long*>(base);
   block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
-  exact_block_kernel<T, Tune, A><<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
-      d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags, d_out,
-      workspace_arrivals(d_workspace));
+  if constexpr (Tune::algorithm == exact_block_algorithm::warp_levels)
+    exact_warp_levels_kernel<T, Tune, A>
+        <<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
+            d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags, d_out,
+            workspace_arrivals(d_workspace));
+  else
+    exact_block_kernel<T, Tune, A><<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
+        d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags, d_out,
+        workspace_arrivals(d_workspace));
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
   return int(blocks);
 }
 
 // Small sums (at most exact_small_bytes, with the streamed form on): the binary32 family up to exact_single_pass_bytes
-// takes the single pass (one launch: the last block finishes); every other small sum the short steps of
-// exact_small_tuning and two kernels. H100, back to back: f32 2^16 7.8-8.1 us a call by the single pass against
-// 7.7-10.9 by two kernels; at 2^20 two kernels were 0.25 us faster on three machines of four; binary64's single pass
-// was 0.4-1.3 us slower than its two kernels (its last block's finish follows its own work, where the finishing kernel
-// launched by programmatic dependent launch is already resident). docs/EXACT.md "Small sums".
+// takes the single pass (one launch: the last block finishes); the rest of the binary32 family the short steps of
+// exact_small_tuning and two kernels; binary64 the warp-shared window (exact_warp_levels_tuning) and two kernels.
+// H100, back to back: f32 2^16 7.8-8.1 us a call by the single pass against 7.7-10.9 by two kernels; at 2^20 two
+// kernels were 0.25 us faster on three machines of four. H200: the warp-shared window's single pass was 0.8-1.4 us a
+// call slower than its two kernels (the last block's finish follows its own work, where the finishing kernel launched
+// by programmatic dependent launch is already resident). docs/EXACT.md "Small sums".
 inline constexpr std::uint64_t exact_small_bytes = std::uint64_t{1} << 24;
 inline constexpr std::uint64_t exact_single_pass_bytes = std::uint64_t{1} << 18;
+
+// The small sums' kernel 1 (two kernels): binary64 by the warp-shared window, the binary32 family by its bins in short
+// steps.
+template <class T>
+using exact_small_path_tuning =
+    std::conditional_t<std::same_as<T, double>, exact_warp_levels_tuning<double>, exact_small_tuning<T>>;
 
 template <class T>
 bool exact_small(std::uint64_t n) {
@@ -693,7 +898,7 @@ int launch_exact_blocks_tuned(const T* d_in, std::uint64_t n, void* d_workspace,
                               long long*& block_limbs, unsigned*& block_flags) {
   exact_check_size(n);
   if (exact_small<T>(n))
-    return launch_exact_blocks<T, exact_small_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+    return launch_exact_blocks<T, exact_small_path_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   if (current_tuning().exact.interleave && n <= (std::uint64_t{1} << 40))
     return launch_exact_blocks<T, exact_streamed_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   return launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
@@ -709,7 +914,8 @@ void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspac
     return;
   }
   const int blocks = launch_exact_blocks_tuned<T>(d_in, n, d_workspace, stream, block_limbs, block_flags);
-  launch_finishing_block(exact_finish_kernel<A, T>, exact_finish_threads, stream,
+  constexpr int threads = std::same_as<T, double> ? exact_finish_threads_binary64 : exact_finish_threads;
+  launch_finishing_block(exact_finish_kernel<A, T, threads>, threads, stream,
                          "cuda::sum (exact): finishing kernel launch", static_cast<const long long*>(block_limbs),
                          static_cast<const unsigned*>(block_flags), blocks, n, d_out);
 }
