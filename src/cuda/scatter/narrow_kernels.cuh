@@ -68,85 +68,53 @@ __global__ void __launch_bounds__(1024)
   const int top = g.levels - 1;
   const int lane = int(threadIdx.x & 31);
   unsigned long long invalid = 0;
-  const unsigned significand_shift = unsigned(24 - narrow_p);
-  // narrow_rows_at_once rows a warp an iteration, their indices loaded one iteration ahead: a row's private slot
-  // waits for its index, but its values do not, so an iteration waits for one memory latency, not two in a row.
+  // narrow_rows_at_once rows a warp an iteration: their indices, private slots and values are loaded together (each
+  // row's chain of dependent loads, index then slot, is a latency the rows share).
   constexpr int R = narrow_rows_at_once;
-  const std::uint64_t stride = ((std::uint64_t(gridDim.x) * blockDim.x) >> 5) * R;
-  std::uint64_t i0 = ((std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5) * R;
-  I next[R];
-#pragma unroll
-  for (int u = 0; u < R; ++u) next[u] = i0 + u < n ? index[i0 + u] : I(-1);
-  for (; i0 < n; i0 += stride) {
-    std::uint32_t row[R];  // m < 2^32 - 1 where the host allows narrow words
-    bool ok[R];
+  const std::uint64_t warps = (std::uint64_t(gridDim.x) * blockDim.x) >> 5;
+  for (std::uint64_t i0 = ((std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5) * R; i0 < n; i0 += warps * R) {
+    std::uint64_t row[R];
     int slot[R];
 #pragma unroll
     for (int u = 0; u < R; ++u) {
       const std::uint64_t i = i0 + std::uint64_t(u);
-      const I r = next[u];
-      next[u] = i + stride < n ? index[i + stride] : I(-1);
-      ok[u] = r >= 0 && std::uint64_t(r) < m;
-      if (i < n && !ok[u]) invalid += lane == 0 ? d : 0;
-      row[u] = ok[u] ? std::uint32_t(r) : 0u;
+      const I r = i < n ? index[i] : I(-1);
+      const bool ok = r >= 0 && std::uint64_t(r) < m;
+      if (i < n && !ok) invalid += lane == 0 ? d : 0;
+      row[u] = ok ? std::uint64_t(r) : ~std::uint64_t(0);
     }
-    // A claimed row's words in the block's copy (an offset into `local`), -1 for the others.
 #pragma unroll
-    for (int u = 0; u < R; ++u) {
-      const int s = ok[u] ? hot[row[u]] : -1;
-      slot[u] = s >= 0 ? s * int(d) : -1;
-    }
+    for (int u = 0; u < R; ++u) slot[u] = row[u] != ~std::uint64_t(0) ? hot[row[u]] : -1;
     for (std::uint64_t c0 = 0; c0 < d; c0 += 32 * rows_unroll) {
-      // The terms of rows outside [0, m) and of columns past d are 0 bits: zeros, which add nothing. The values are
-      // loaded whatever the index (the rows exist), and dropped after.
       std::uint32_t bits[R][rows_unroll];
-      bool special = false;
 #pragma unroll
       for (int u = 0; u < R; ++u)
 #pragma unroll
         for (int v = 0; v < rows_unroll; ++v) {
           const std::uint64_t c = c0 + 32 * v + std::uint64_t(lane);
-          const std::uint32_t loaded = c < d && i0 + u < n ? term_bits<float>(values[(i0 + u) * d + c]) : 0u;
-          bits[u][v] = ok[u] ? loaded : 0u;
-          special |= ((bits[u][v] >> 23) & 0xffu) == 0xffu;
+          bits[u][v] = c < d && row[u] != ~std::uint64_t(0) ? term_bits<float>(values[(i0 + u) * d + c]) : 0u;
         }
-      if (__any_sync(0xffffffffu, special)) {
-        // NaN or infinity somewhere in the warp's terms: the flags, each term tested.
-#pragma unroll
-        for (int u = 0; u < R; ++u)
-#pragma unroll
-          for (int v = 0; v < rows_unroll; ++v) {
-            const std::uint64_t c = c0 + 32 * v + std::uint64_t(lane);
-            const auto parts = detred::detail::split_bits<float>(bits[u][v]);
-            if (parts.field > scatter_format<float>::max_field)
-              atomicOr(&flags[std::uint64_t(row[u]) * d + c], detred::detail::special_flags<float>(parts));
-          }
-      }
-      // Finite terms: k = +-(m' << shift) (narrow_term's arithmetic on the float bits), the level from the table.
-      // A zero, and a NaN or infinity (whose flags are set above), adds nothing.
 #pragma unroll
       for (int u = 0; u < R; ++u) {
-        // The lane's first column of this pass in the top level (the level nearly every term hits), row u.
-        std::int32_t* const top_at =
-            words + std::uint64_t(top) * slots + std::uint64_t(row[u]) * d + c0 + std::uint64_t(lane);
+        std::int32_t* mine = slot[u] >= 0 ? local + std::uint64_t(slot[u]) * d : nullptr;
 #pragma unroll
         for (int v = 0; v < rows_unroll; ++v) {
-          const std::uint32_t b = bits[u][v];
-          const std::uint32_t field = (b >> 23) & 0xffu;
-          const std::uint32_t entry = table[field == 0 ? 1u : field];
-          const std::uint32_t significand = ((b & 0x7fffffu) | (field != 0 ? 0x800000u : 0u)) >> significand_shift;
-          const std::int32_t magnitude = std::int32_t(significand << (entry & 0xffu));
-          const std::int32_t k = (b >> 31) != 0 ? -magnitude : magnitude;
-          if (k == 0 || field == 0xffu) continue;
-          const int level = int(entry >> 8);
-          if (level == top) {
-            if (slot[u] >= 0)
-              atomicAdd(&local[slot[u] + int(c0) + 32 * v + lane], k);
-            else
-              atomicAdd(reinterpret_cast<unsigned*>(top_at + 32 * v), unsigned(k));
-          } else {
-            atomicAdd(reinterpret_cast<unsigned*>(top_at - std::uint64_t(top - level) * slots + 32 * v), unsigned(k));
+          const std::uint64_t c = c0 + 32 * v + std::uint64_t(lane);
+          if (c >= d || row[u] == ~std::uint64_t(0)) continue;
+          const auto parts = detred::detail::split_bits<float>(bits[u][v]);
+          const std::uint64_t at = row[u] * d + c;
+          if (parts.field > scatter_format<float>::max_field) {
+            atomicOr(&flags[at], detred::detail::special_flags<float>(parts));
+            continue;
           }
+          if (parts.field == 0 && parts.fraction == 0) continue;  // zeros: the signed-zero rescan's
+          const std::uint16_t entry = table[parts.field == 0 ? 1 : parts.field];
+          const int level = entry >> 8;
+          const std::int32_t k = detred::detail::narrow_term(parts, narrow_p, entry & 0xff);
+          if (mine != nullptr && level == top)
+            atomicAdd(mine + c, k);
+          else
+            atomicAdd(reinterpret_cast<unsigned*>(words + std::uint64_t(level) * slots + at), unsigned(k));
         }
       }
     }

@@ -37,8 +37,8 @@ inline constexpr std::size_t scatter_private_bytes = 48 * 1024;
 // docs/PERFORMANCE.md, "Scatter").
 inline constexpr int scatter_default_threads = 512;
 
-// The canonical segment kernel's grid cap, in blocks (staged_warps warps each) an SM: a block a segment up to several
-// waves of the blocks an SM holds; past that, blocks take further segments grid-stride, 32 at a time.
+// The canonical segment kernel's grid cap, in blocks (one warp each) an SM: a block a segment up to several waves of
+// the blocks an SM holds; past that, blocks take further segments grid-stride, 32 at a time.
 inline constexpr int staged_blocks_per_sm = 256;
 
 // Narrow words (narrow_kernels.cuh) for 16-bit inputs: the input's precision, 0 for the others.
@@ -194,15 +194,15 @@ void launch_segments(const T* d_values, scatter_output_t<T>* d_out, std::uint64_
                                             std::uint64_t(scatter_sm_count()) * 64));
   };
   // Exact: blocks of 256 threads (measured on the H100: docs/PERFORMANCE.md, "Scatter"), options.block_threads when
-  // set. Canonical: staged_warps warps a block, a block a segment up to staged_blocks_per_sm an SM, so that the block
-  // scheduler balances segments of unequal lengths.
+  // set. Canonical: one warp a block, a block a segment up to staged_blocks_per_sm an SM, so that the block scheduler
+  // balances segments of unequal lengths.
   if (options.method == sum_method::exact) {
     const int threads = options.block_threads ? options.block_threads : 256;
     exact_segment_kernel<R, T><<<grid_of(threads), threads, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
   } else {
     const unsigned grid =
         unsigned(std::min<std::uint64_t>(segments, std::uint64_t(scatter_sm_count()) * staged_blocks_per_sm));
-    // The largest shared-memory carveout, so that canonical_warps_per_sm rings fit an SM: once a device.
+    // The largest shared-memory carveout, so that canonical_blocks_per_sm rings fit an SM: once a device.
     static std::array<std::atomic<bool>, 64> carved{};
     int device = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
@@ -212,8 +212,7 @@ void launch_segments(const T* d_values, scatter_output_t<T>* d_out, std::uint64_
             "cudaFuncSetAttribute");
       if (device < int(carved.size())) carved[std::size_t(device)].store(true, std::memory_order_release);
     }
-    canonical_segment_kernel<R, T>
-        <<<grid, 32 * staged_warps, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
+    canonical_segment_kernel<R, T><<<grid, 32, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
   }
   check(cudaGetLastError(), what);
 }

@@ -41,19 +41,9 @@ inline constexpr int staged_batch = 4;
 static_assert(staged_ahead >= staged_batch + 1 && staged_ahead + staged_batch <= staged_ring_groups);
 static_assert(8 % staged_batch == 0);
 
-// Resident warps an SM the canonical kernel is compiled for: at most 80 registers a thread (the rings' 8 KiB a warp
-// would allow 27, an SM 32).
-inline constexpr int canonical_warps_per_sm = 24;
-
-// Warps a block of the canonical kernel (a divisor of canonical_warps_per_sm): a long segment's regions are shared
-// among them, so that its bytes stream from several rings at once; short segments are dealt to them in turn.
-#ifndef DETRED_STAGED_WARPS
-#define DETRED_STAGED_WARPS 2
-#endif
-inline constexpr int staged_warps = DETRED_STAGED_WARPS;
-static_assert(staged_warps >= 2 && canonical_warps_per_sm % staged_warps == 0);
-// Regions a round of a long segment shares among the block's warps (their roots wait in shared memory for the join).
-inline constexpr int staged_round_regions = 64;
+// Resident blocks (warps) an SM the canonical kernel is compiled for: at most 80 registers a thread (the ring's 8 KiB
+// would allow 27 blocks, an SM 32).
+inline constexpr int canonical_blocks_per_sm = 24;
 
 // Segments shorter than this many elements (one region, 4 KiB) take the short segments' pass instead.
 template <class T>
@@ -117,19 +107,12 @@ __device__ R short_segment_sum(const T* __restrict__ x, std::uint64_t len) {
   return canonicalize_nan(root.result());
 }
 
-// One warp's piece of the long segment values[begin, end) (end - begin >= staged_min_elements<T>), through its ring:
-// the regions [region_begin, region_end) (counted from the segment's start), each root stored by lane 0 into
-// roots[region - roots_base]; then `between()` (called by every warp of the block: the join); then, with `rest`, the
-// full segments after the last region and the tail, pushed into `counter` (which the join has given the regions'
-// roots, in position order). Warp-uniform.
-template <class R, class T, class Between>
-__device__ __forceinline__ void staged_segment_piece(const T* __restrict__ values, std::uint64_t begin,
-                                                     std::uint64_t end, uint4* ring, std::uint64_t region_begin,
-                                                     std::uint64_t region_end, bool rest,
-                                                     warp_counter<plain_accumulator<R>>& counter,
-                                                     plain_accumulator<R>* roots, std::uint64_t roots_base,
-                                                     const Between& between) {
+// The canonical sum of values[begin, end), end - begin >= staged_min_elements<T>, by one warp through its ring.
+// Warp-uniform; returned in every lane.
+template <class R, class T>
+__device__ R staged_segment_sum(const T* __restrict__ values, std::uint64_t begin, std::uint64_t end, uint4* ring) {
   constexpr int V = tile_shape<T>::vector_elements;
+  constexpr int lane_level = tile_shape<T>::lane_level;
   constexpr std::uint64_t segment = 32 * V;
   constexpr unsigned ring_vectors = 32 * staged_ring_groups;
   using Acc = plain_accumulator<R>;
@@ -153,18 +136,11 @@ __device__ __forceinline__ void staged_segment_piece(const T* __restrict__ value
   const unsigned last_elements = unsigned(bytes - last * 16) / unsigned(sizeof(T));
   T held[V];
   bool holding = false;
-  const std::uint64_t full = len / segment, regions = full / 8;
-  // The groups this piece reads: its regions' (and, for a skewed segment, the group after them, whose first vector the
-  // last lane vector reaches into), or with `rest` every group to the segment's end.
-  const std::uint64_t group_begin = region_begin * 8;
-  const std::uint64_t group_end = rest ? last_group + 1 : min(last_group + 1, region_end * 8 + (skew != 0 ? 1 : 0));
   // Groups 1 .. last_group - 1 (and group 0 when its first vector lies inside the array) are whole aligned vectors of
   // the array: the common case, one copy a lane.
   const auto issue = [&](std::uint64_t group) {
     const std::uint64_t k = group * 32 + std::uint64_t(lane);
-    if (group >= group_end) {
-      // past the piece: an empty group, so that the waits count the same
-    } else if ((group != 0 || head_whole) && group < last_group) {
+    if ((group != 0 || head_whole) && group < last_group) {
       copy_vector_async(&ring[k & (ring_vectors - 1)], aligned + k * 16);
     } else if (k < vectors) {
       uint4* destination = &ring[k & (ring_vectors - 1)];
@@ -216,7 +192,7 @@ __device__ __forceinline__ void staged_segment_piece(const T* __restrict__ value
   const auto batch = [&](std::uint64_t q, uint4(&raw)[staged_batch]) {
     __syncwarp();
     const std::uint64_t g0 = q + staged_ahead;
-    if (g0 + staged_batch <= last_group && g0 + staged_batch <= group_end) {  // whole vectors of the piece (g0 > 0)
+    if (g0 + staged_batch <= last_group) {  // whole vectors inside the segment (g0 > 0)
       const char* source = aligned + (g0 * 32 + std::uint64_t(lane)) * 16;
       const unsigned slot = unsigned(g0) * 32 + unsigned(lane);
 #pragma unroll
@@ -253,12 +229,10 @@ __device__ __forceinline__ void staged_segment_piece(const T* __restrict__ value
                                        unsigned(q + std::uint64_t(b)) * 128 + 4 * unsigned(lane) + (skew >> 2),
                                        skew & 3, lane);
   };
-  if (region_begin == region_end && !rest) {
-    between();
-    return;
-  }
-  for (int g = 0; g < staged_ahead; ++g) issue(group_begin + std::uint64_t(g));
-  for (std::uint64_t r = region_begin; r < region_end; ++r) {
+  for (int g = 0; g < staged_ahead; ++g) issue(std::uint64_t(g));
+  warp_counter<Acc> counter;
+  const std::uint64_t full = len / segment, regions = full / 8;
+  for (std::uint64_t r = 0; r < regions; ++r) {
     Acc lane_root[8];
 #pragma unroll
     for (int h = 0; h < 8; h += staged_batch) {
@@ -272,14 +246,7 @@ __device__ __forceinline__ void staged_segment_piece(const T* __restrict__ value
         lane_root[h + b] = lane_tree<Acc, V>(node);
       }
     }
-    const Acc root = warp_rows_root<8>(lane_root);
-    if (lane == 0) roots[r - roots_base] = root;
-  }
-  between();
-  if (!rest) {
-    wait_async_copies_but<0>();
-    __syncwarp();  // the ring is the next piece's
-    return;
+    counter.push(warp_rows_root<8>(lane_root), lane_level + 8);
   }
   for (std::uint64_t q = regions * 8; q < full; ++q) {
     __syncwarp();  // the slot that step's issue reuses was read in the last batch
@@ -289,49 +256,36 @@ __device__ __forceinline__ void staged_segment_piece(const T* __restrict__ value
   store_held();
   wait_async_copies_but<0>();
   __syncwarp();
-  const int tail = int(len - full * segment);
-  if (tail > 0) {
+  const int rest = int(len - full * segment);
+  if (rest > 0) {
     const std::uint64_t first = full * segment;
     Acc node[V];
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const int at = lane * V + i;
-      node[i] = at < tail ? leaf(ring_elements[(first + at + skew_elements) & (ring_vectors * V - 1)],
+      node[i] = at < rest ? leaf(ring_elements[(first + at + skew_elements) & (ring_vectors * V - 1)],
                                  first + std::uint64_t(at))
                           : Acc{};
     }
-    push_tail_nodes<Acc, T>(node, tail, counter);
+    push_tail_nodes<Acc, T>(node, rest, counter);
   }
-  __syncwarp();  // the ring is the next piece's
+  const R result = canonicalize_nan(counter.fold().result());
+  __syncwarp();  // the ring is the next segment's
+  return result;
 }
 
-// The canonical segment sums: blocks of staged_warps warps, grid-stride over the segments; the lanes read 32 segments'
-// bounds at once (block b's segments b, b + grid, ...), and the block takes them in turn. A segment shorter than
-// staged_min_elements<T> goes to one warp (the block's short segments dealt to its warps in turn) by
-// short_segment_sum. A longer one is shared: in rounds of at most staged_round_regions regions, each warp reduces a
-// contiguous run of the round's regions through its own ring and stores their roots in shared memory; after a block
-// barrier the last warp (the joiner) pushes the round's roots into its counter in position order, and after the last
-// round it reduces the segments and tail past the last region itself. Any partition into aligned complete subtrees,
-// joined in position order, gives the canonical bits (docs/ORDER.md, "Parallel partitions"): the same as one warp's.
-// `segments`: the count, or (when d_segments is set) an upper bound with the count in device memory.
+// The canonical segment sums: one block of 32 threads, grid-stride over the segments; the lanes read 32 segments'
+// bounds at once (block b's segments b, b + grid, ...), and the warp reduces them in turn, those of at least
+// staged_min_elements<T> through the ring, the others by short_segment_sum. `segments`: the count, or (when d_segments
+// is set) an upper bound with the count in device memory.
 template <class R, class T, class Bounds>
-__global__ void __launch_bounds__(32 * staged_warps, canonical_warps_per_sm / staged_warps)
+__global__ void __launch_bounds__(32, canonical_blocks_per_sm)
     canonical_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
                              const std::uint64_t* d_segments, Bounds bounds) {
-  using Acc = plain_accumulator<R>;
-  constexpr int K = staged_warps;
-  constexpr int lane_level = tile_shape<T>::lane_level;
-  constexpr std::uint64_t region = std::uint64_t(8) * 32 * tile_shape<T>::vector_elements;
-  __shared__ uint4 rings[K][32 * staged_ring_groups];
-  // The rounds' region roots, two buffers used in turn: a warp writes one while the joiner may still read the other.
-  __shared__ __align__(16) unsigned char root_storage[2 * staged_round_regions * sizeof(Acc)];
-  Acc* const root_buffers = reinterpret_cast<Acc*>(root_storage);
+  __shared__ uint4 ring[32 * staged_ring_groups];
   const std::uint64_t count = d_segments ? *d_segments : segments;
-  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
-  const bool joiner = warp == K - 1;
-  uint4* const ring = rings[warp];
+  const int lane = int(threadIdx.x & 31);
   const std::uint64_t grid = gridDim.x;
-  unsigned shorts = 0, round_parity = 0;
   for (std::uint64_t first = blockIdx.x; first < count; first += 32 * grid) {
     const std::uint64_t mine = first + std::uint64_t(lane) * grid;
     std::uint64_t b = 0, e = 0;
@@ -341,38 +295,9 @@ __global__ void __launch_bounds__(32 * staged_warps, canonical_warps_per_sm / st
       const int source = __ffs(todo) - 1;
       todo &= todo - 1;
       const std::uint64_t begin = __shfl_sync(0xffffffffu, b, source), end = __shfl_sync(0xffffffffu, e, source);
-      R* const destination = out + first + std::uint64_t(source) * grid;
-      if (end - begin < staged_min_elements<T>) {
-        if (int(shorts++ % unsigned(K)) == warp) {
-          const R result = short_segment_sum<R, T>(values + begin, end - begin);
-          if (lane == 0) *destination = result;
-        }
-        continue;
-      }
-      const std::uint64_t regions = (end - begin) / region;
-      warp_counter<Acc> counter;
-      for (std::uint64_t base = 0; base < regions; base += staged_round_regions) {
-        const std::uint64_t in_round = min(std::uint64_t(staged_round_regions), regions - base);
-        const bool last_round = base + in_round == regions;
-        // The joiner takes floor(in_round / K) regions (it has the segments past them too), the other warps share
-        // the rest evenly, in position order.
-        const std::uint64_t joined = in_round / K, shared = in_round - joined;
-        const std::uint64_t lo = joiner ? shared : shared * std::uint64_t(warp) / (K - 1);
-        const std::uint64_t hi = joiner ? in_round : shared * std::uint64_t(warp + 1) / (K - 1);
-        Acc* const roots = root_buffers + round_parity * staged_round_regions;
-        round_parity ^= 1u;
-        staged_segment_piece<R, T>(values, begin, end, ring, base + lo, base + hi, joiner && last_round, counter, roots,
-                                   base, [&] {
-                                     __syncthreads();  // the round's roots stored
-                                     if (joiner)
-                                       for (std::uint64_t r = 0; r < in_round; ++r)
-                                         counter.push(roots[r], lane_level + 8);
-                                   });
-      }
-      if (joiner) {
-        const R result = canonicalize_nan(counter.fold().result());
-        if (lane == 0) *destination = result;
-      }
+      const R result = end - begin >= staged_min_elements<T> ? staged_segment_sum<R, T>(values, begin, end, ring)
+                                                             : short_segment_sum<R, T>(values + begin, end - begin);
+      if (lane == 0) out[first + std::uint64_t(source) * grid] = result;
     }
   }
 }
