@@ -273,6 +273,32 @@ TEST(ScatterCudaSingle, OutOfRangeIndicesAreSkippedAndCounted) {
   EXPECT_EQ(count_differences(device_index_add(values, index, std::vector<float>(m, 0.0f), m, 1, {count.ptr}), want),
             0u);
   EXPECT_EQ(count.host()[0], invalid);
+  // 16-bit rows into an output too large for the privatised path (narrow words), values of every kind: a row outside
+  // [0, m) skips its d terms.
+  const std::uint64_t rows = 20000, rows_m = 3000, d = 16;
+  const auto source = make_values<bfloat16>(rows * d, 3, rng);
+  auto row_index = make_index<std::int64_t>(rows, rows_m, 1, rng);
+  std::vector<bfloat16> kept_source;
+  std::vector<std::int64_t> kept_rows;
+  std::uint64_t skipped = 0;
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    if (i % 7 == 0) row_index[i] = i % 2 ? -1 - std::int64_t(i) : std::int64_t(rows_m + i);
+    if (row_index[i] < 0 || std::uint64_t(row_index[i]) >= rows_m) {
+      skipped += d;
+    } else {
+      kept_source.insert(kept_source.end(), source.begin() + std::ptrdiff_t(i * d),
+                         source.begin() + std::ptrdiff_t((i + 1) * d));
+      kept_rows.push_back(row_index[i]);
+    }
+  }
+  std::vector<float> want_rows(rows_m * d, 0.0f);
+  detred::index_add(kept_source.data(), kept_rows.data(), want_rows.data(), kept_rows.size(), rows_m, d);
+  buffer<std::uint64_t> row_count(1);
+  EXPECT_EQ(count_differences(
+                device_index_add(source, row_index, std::vector<float>(rows_m * d, 0.0f), rows_m, d, {row_count.ptr}),
+                want_rows),
+            0u);
+  EXPECT_EQ(row_count.host()[0], skipped);
 }
 
 // Narrow words (docs/SCATTER.md, "Narrow words"): 16-bit rows into float outputs too large for the privatised path.
@@ -375,8 +401,8 @@ TYPED_TEST(ScatterCuda, SegmentsAndRunsEqualTheCpu) {
 
 // Segments staged through shared memory (docs/SCATTER.md, "On the GPU"): every element offset from a 16-byte
 // boundary, lengths around the staged pass's threshold, a region, a segment and a tail, segments that wrap the ring
-// many times, and a values array that itself starts off a boundary (the first segment's first vector then lies
-// partly before the array): the CPU's canonical bits, and the exact method's.
+// many times (up to 129 regions), and a values array that itself starts off a boundary (the first segment's first
+// vector then lies partly before the array): the CPU's canonical bits, and the exact method's.
 TYPED_TEST(ScatterCuda, SegmentsAtEveryStartOffsetEqualTheCpu) {
   DETRED_SCATTER_SKIP_WITHOUT_GPU();
   using T = TypeParam;
@@ -395,7 +421,9 @@ TYPED_TEST(ScatterCuda, SegmentsAtEveryStartOffsetEqualTheCpu) {
                                              region + seg + 2,
                                              2 * region + 3 * seg + 5,
                                              9 * region + 7 * seg + V + 1,
-                                             40 * region + 3};
+                                             40 * region + 3,
+                                             64 * region + seg + 1,
+                                             129 * region + 2 * seg + V};
   std::vector<std::int64_t> offsets{0};
   for (std::int64_t start = 0; start < V; ++start)
     for (std::int64_t length : lengths) {
