@@ -202,14 +202,16 @@ TEST(SoftmaxFamilyCuda, SharedMemoryRowsSameBitsOverBlockSizes) {
   ASSERT_TRUE(cuda::detail::set_tuning_overrides(""));
 }
 
-// The shared-memory kernel's two exponentials (exp_float_lite_one_step where a row's minimum less its maximum is at
-// least exp_float_lite_one_step_min, exp_float_lite_nonpositive otherwise) and its two roundings (the hardware's
-// where the row's maximum is finite, T::from_float otherwise) against the CPU twins: rows of 8192 whose ranges lie
-// just inside and just outside the one-step bound, rows with -Inf, +Inf and NaN entries, all -Inf, and rows whose
-// softmax outputs are subnormal in T or round to zero.
+// The kernels' exponentials (the shared-memory kernel's exp_float_lite_one_step where a row's minimum less its
+// maximum is at least exp_float_lite_one_step_min, exp_float_lite_nonpositive otherwise) and their two roundings (the
+// hardware's where the row's maximum is finite, T::from_float otherwise) against the CPU twins, on rows of c elements
+// at a stride of whole 16-byte vectors (8192: the shared-memory kernel; 1024 and 1021: the warp-resident one, whole
+// segments only and a last vector the row's end cuts, whose entries past the row must stay untouched): rows whose
+// ranges lie just inside and just outside the one-step bound, rows with -Inf, +Inf and NaN entries, all -Inf, and
+// rows whose softmax outputs are subnormal in T or round to zero.
 template <class T>
-void block_row_ranges_equal_cpu() {
-  const std::uint64_t c = 8192;
+void row_ranges_equal_cpu(std::uint64_t c) {
+  const std::uint64_t stride = (c + 7) / 8 * 8;
   const double bound = -double(specified::exp_float_lite_one_step_min);
   const std::vector<std::vector<double>> rows = {
       {-40.0, 40.0},                   // range 80: one step
@@ -227,9 +229,11 @@ void block_row_ranges_equal_cpu() {
   std::vector<T> x;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const std::vector<double>& v = rows[r];
-    for (std::uint64_t j = 0; j < c; ++j) {
+    for (std::uint64_t j = 0; j < stride; ++j) {
       double value;
-      if (v.size() == 1)
+      if (j >= c)
+        value = 5.0;  // between the row's end and the next row: never read
+      else if (v.size() == 1)
         value = v[0];
       else if (v.size() == 3 && j % 1000 == 7)
         value = v[2];  // the special entry, a few times a row
@@ -239,7 +243,7 @@ void block_row_ranges_equal_cpu() {
     }
   }
   const std::uint64_t n = x.size(), count = rows.size();
-  const row_shape shape{count, c, c};
+  const row_shape shape{count, c, stride};
   const std::vector<T> fill(n, test::make<T>(3.0));
   std::vector<T> y = fill, ly = fill;
   softmax_forward(x.data(), y.data(), shape);
@@ -256,16 +260,25 @@ void block_row_ranges_equal_cpu() {
     });
     const std::vector<T> got = cuda::to_host(d_out.ptr, n);
     const std::int64_t at = test::first_bit_difference(got.data(), (log ? ly : y).data(), n);
-    EXPECT_EQ(at, -1) << float_traits<T>::name << (log ? " log_softmax" : " softmax") << ": first difference in row "
-                      << (at < 0 ? 0 : at / std::int64_t(c));
+    EXPECT_EQ(at, -1) << float_traits<T>::name << (log ? " log_softmax" : " softmax") << " rows of " << c
+                      << ": first difference in row " << (at < 0 ? 0 : at / std::int64_t(stride));
   }
 }
 
 TEST(SoftmaxFamilyCuda, SharedMemoryRowsOfEveryRangeSameBitsAsTheCpu) {
   DETRED_SKIP_WITHOUT_GPU();
-  block_row_ranges_equal_cpu<float>();
-  block_row_ranges_equal_cpu<bfloat16>();
-  block_row_ranges_equal_cpu<half>();
+  row_ranges_equal_cpu<float>(8192);
+  row_ranges_equal_cpu<bfloat16>(8192);
+  row_ranges_equal_cpu<half>(8192);
+}
+
+TEST(SoftmaxFamilyCuda, WarpResidentRowsOfEveryRangeSameBitsAsTheCpu) {
+  DETRED_SKIP_WITHOUT_GPU();
+  for (const std::uint64_t c : {1024, 1021}) {
+    row_ranges_equal_cpu<float>(c);
+    row_ranges_equal_cpu<bfloat16>(c);
+    row_ranges_equal_cpu<half>(c);
+  }
 }
 
 // The first k rows of a batch give the bits of a batch of k, and the same rows after other rows give the same bits,

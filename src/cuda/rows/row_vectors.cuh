@@ -59,6 +59,17 @@ __device__ __forceinline__ uint4 rounded_vector(const float (&y)[tile_shape<T>::
   return packed;
 }
 
+// One float rounded to T to nearest even by the hardware's conversion: T::from_float's bits for every float but NaN.
+template <class T>
+__device__ __forceinline__ T rounded_element(float y) {
+  if constexpr (std::is_same_v<T, bfloat16>)
+    return bfloat16::from_bits(__bfloat16_as_ushort(__float2bfloat16_rn(y)));
+  else if constexpr (std::is_same_v<T, half>)
+    return half::from_bits(__half_as_ushort(__float2half_rn(y)));
+  else
+    return y;
+}
+
 // Whether every exp(x - max) of a row whose minimum and maximum (finite) these are may take
 // specified::exp_float_lite_one_step: fl(min - max) bounds every fl(x - max) below.
 __device__ __forceinline__ bool row_range_allows_one_step(float min, float max) {

@@ -18,6 +18,7 @@
 #include "detred/rows.hpp"
 #include "detred/rows/norm_formulas.hpp"
 #include "detred/rows/row_accumulators.hpp"
+#include "src/cuda/rows/row_vectors.cuh"
 
 namespace detred::cuda::detail {
 
@@ -62,22 +63,18 @@ __global__ void __launch_bounds__(256)
     T* o = out + r * shape.stride;
     const std::uint64_t n = shape.length(r);
     const int full = int(n / segment), rest = int(n % segment);
-    // The row, widened: full segments as vectors, the partial one element by element, -Inf past the row.
+    // The row, widened: the lane's 16-byte vectors that lie inside the row whole, the one vector the row's end
+    // cuts element by element, -Inf past the row.
     float v[K][V];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      if (k < full) {
-        T e[V];
-        const uint4 raw = __ldg(reinterpret_cast<const uint4*>(row + k * segment + lane * V));
-        std::memcpy(e, &raw, sizeof(raw));
-#pragma unroll
-        for (int j = 0; j < V; ++j) v[k][j] = widen<float>(e[j]);
+      const int first = k * int(segment) + lane * V;  // the lane's first element in segment k
+      if (first + V <= int(n)) {
+        widened_vector<T>(__ldg(reinterpret_cast<const uint4*>(row + first)), v[k]);
       } else {
 #pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const int i = k * int(segment) + lane * V + j;
-          v[k][j] = k == full && i < int(n) ? widen<float>(row[i]) : minus_infinity<float>();
-        }
+        for (int j = 0; j < V; ++j)
+          v[k][j] = first + j < int(n) ? widen<float>(row[first + j]) : minus_infinity<float>();
       }
     }
     float m = minus_infinity<float>();
@@ -120,21 +117,33 @@ __global__ void __launch_bounds__(256)
       }
       parts.sum = counter.fold().result();
     }
-    // The outputs: the kept terms of the full segments, softmax_value for the partial one.
+    // The outputs, softmax_of_term of each kept term: vectors inside the row whole at once, the cut one element by
+    // element. Where the maximum is finite, every e / sum lies in [0, 1] (sum >= 1, the maximum's own term), so no
+    // output is NaN and the hardware's rounding gives softmax_of_term's bits.
+    const bool finite_max = is_finite(parts.max);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      if (k < full) {
-        T y[V];
-#pragma unroll
-        for (int j = 0; j < V; ++j) y[j] = norms::softmax_of_term<T>(v[k][j], parts);
+      const int first = k * int(segment) + lane * V;
+      if (first + V <= int(n)) {
         uint4 packed;
-        std::memcpy(&packed, y, sizeof(packed));
-        *reinterpret_cast<uint4*>(o + k * segment + lane * V) = packed;
-      } else if (k == full) {
+        if (finite_max) {
+          float y[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) y[j] = v[k][j] / parts.sum;
+          packed = rounded_vector<T>(y);
+        } else {
+          T y[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) y[j] = norms::softmax_of_term<T>(v[k][j], parts);
+          std::memcpy(&packed, y, sizeof(packed));
+        }
+        *reinterpret_cast<uint4*>(o + first) = packed;
+      } else if (first < int(n)) {
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-          const int i = k * int(segment) + lane * V + j;
-          if (i < int(n)) o[i] = norms::softmax_of_term<T>(v[k][j], parts);
+          if (first + j < int(n))
+            o[first + j] =
+                finite_max ? rounded_element<T>(v[k][j] / parts.sum) : norms::softmax_of_term<T>(v[k][j], parts);
         }
       }
     }
