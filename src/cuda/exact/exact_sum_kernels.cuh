@@ -597,6 +597,26 @@ __device__ void exact_round_total(const long long* total, unsigned flags, A* out
   if (lane == 0) *out = r;
 }
 
+// The single pass's end, called by every thread of a block after it wrote its state (block_limbs, block_flags): the
+// block that arrives last (arrive_last on *arrivals, which it then puts back to the rest state) adds every block's
+// state in block order (exact_total_over_blocks, with `partial` as its shared scratch) and its warp 0 writes the
+// correctly rounded total to *out; the other blocks return. B: the block's threads.
+template <class T, int B, class A>
+__device__ __forceinline__ void exact_finish_in_last_block(const long long* block_limbs, const unsigned* block_flags,
+                                                           unsigned long long* arrivals, long long* total,
+                                                           unsigned& flags, long long* partial, A* out) {
+  __shared__ bool last;
+  __threadfence();  // release: this thread's state stores are visible before the block's arrival
+  __syncthreads();
+  if (threadIdx.x == 0) last = arrive_last(arrivals, gridDim.x);
+  __syncthreads();
+  if (!last) return;
+  if (threadIdx.x == 0) *arrivals = clean_tag << arrival_count_bits;  // every block has arrived: the rest state
+  __threadfence();  // acquire: every block's state, released before its arrival, is visible from here on
+  exact_total_over_blocks<T, B>(block_limbs, block_flags, int(gridDim.x), total, flags, partial);
+  if (threadIdx.x < 32) exact_round_total<A, T>(total, flags, out);
+}
+
 // The total's limbs and flags as a state (n terms; each block state in split form adds less than 2^33 to a limb: two
 // pending merges a block).
 template <class T>
@@ -660,17 +680,8 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   for (int k = tid; k < L; k += B) block_limbs[std::uint64_t(blockIdx.x) * L + k] = exact_split_limb<L>(total, k);
   if constexpr (!std::is_void_v<A>) {
     static_assert(exact_partial_words<T, B> <= C * R * B, "the partial sums fit the limb rows");
-    __shared__ bool last;
-    __threadfence();  // release: this thread's state stores are visible before the block's arrival
-    __syncthreads();
-    if (tid == 0) last = arrive_last(arrivals, gridDim.x);
-    __syncthreads();
-    if (!last) return;
-    if (tid == 0) *arrivals = clean_tag << arrival_count_bits;  // every block has arrived: the rest state
-    __threadfence();  // acquire: every block's state, released before its arrival, is visible from here on
     // The limb rows are free now: they hold the partial sums.
-    exact_total_over_blocks<T, B>(block_limbs, block_flags, int(gridDim.x), total, shared_flags, exact_limbs);
-    if (warp == 0) exact_round_total<A, T>(total, shared_flags, out);
+    exact_finish_in_last_block<T, B>(block_limbs, block_flags, arrivals, total, shared_flags, exact_limbs, out);
   }
 }
 
@@ -735,16 +746,7 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   if (tid < L) block_limbs[std::uint64_t(blockIdx.x) * L + tid] = exact_split_limb<L>(total, tid);
   if constexpr (!std::is_void_v<A>) {
     static_assert(exact_partial_words<T, B> <= warps * R, "the partial sums fit the deposit rows");
-    __shared__ bool last;
-    __threadfence();  // release: this thread's state stores are visible before the block's arrival
-    __syncthreads();
-    if (tid == 0) last = arrive_last(arrivals, gridDim.x);
-    __syncthreads();
-    if (!last) return;
-    if (tid == 0) *arrivals = clean_tag << arrival_count_bits;  // every block has arrived: the rest state
-    __threadfence();  // acquire: every block's state, released before its arrival, is visible from here on
-    exact_total_over_blocks<T, B>(block_limbs, block_flags, int(gridDim.x), total, shared_flags, deposit_rows);
-    if (warp == 0) exact_round_total<A, T>(total, shared_flags, out);
+    exact_finish_in_last_block<T, B>(block_limbs, block_flags, arrivals, total, shared_flags, deposit_rows, out);
   }
 }
 
