@@ -6,8 +6,9 @@
 // roots in order into a warp counter (each the lane tree over the lane's V leaves and a 5-level butterfly, lower lanes
 // on the left: warp_segment_root's tree, over the kept exponentials) and then the tail's blocks by push_tail_nodes
 // (push_tail_blocks's tree over the partial segment's kept terms: the same leaves in the same lanes), which is
-// warp_row_root's decomposition of the row; and every output is softmax_value's expression of the same term, from
-// the kept terms (each exponential computed once, the row read once).
+// warp_row_root's decomposition of the row; and every output is softmax_of_term of the same kept term (each
+// exponential computed once, the row read once), rounded by the hardware where the row's maximum is finite (the same
+// bits: no output is NaN there). The row moves as 16-byte vectors but for the one vector its end cuts.
 #pragma once
 
 #include <cstdint>
