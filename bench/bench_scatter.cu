@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "bench/support/bench_support.hpp"
-#include "detred/cuda/detail/tuning.hpp"
 #include "detred/cuda/scatter.hpp"
 
 namespace {
@@ -187,20 +186,6 @@ int main(int argc, char** argv) {
               std::to_string(mean),
           t, t_cub, "cub SegmentedReduce");
     }
-    // The canonical kernel's forms (segment.bulk: 0 the 16-byte cp.async copies, 1 .. 4 the bulk copy engine's
-    // requests of 1, 2 KiB into an 8 KiB ring, 2, 4 KiB into a 16 KiB ring), taking turns in one process.
-    for (int bulk = 0; bulk <= 4; ++bulk) {
-      const std::string spec = "segment.bulk=" + std::to_string(bulk);
-      detred::cuda::detail::set_tuning_overrides(spec.c_str());
-      const double t = single_call_seconds(
-          [&] {
-            detred::cuda::segment_sum(out.get(), bytes, values.get(), d_offsets.get(), out.get(), segments, nullptr,
-                                      {detred::sum_method::tree});
-          },
-          reps);
-      row("  canonical " + spec, t, t_cub, "cub SegmentedReduce");
-    }
-    detred::cuda::detail::set_tuning_overrides(nullptr);
     if (tune && mean == 4096) {
       // The same lengths from 16-byte aligned starts (offsets rounded down to multiples of 4): the reads' alignment
       // alone.

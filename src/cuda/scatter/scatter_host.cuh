@@ -202,7 +202,17 @@ void launch_segments(const T* d_values, scatter_output_t<T>* d_out, std::uint64_
   } else {
     const unsigned grid =
         unsigned(std::min<std::uint64_t>(segments, std::uint64_t(scatter_sm_count()) * staged_blocks_per_sm));
-    launch_canonical_segments<R, T>(grid, d_values, d_out, segments, d_segments, bounds, stream);
+    // The largest shared-memory carveout, so that canonical_blocks_per_sm rings fit an SM: once a device.
+    static std::array<std::atomic<bool>, 64> carved{};
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    if (device >= int(carved.size()) || !carved[std::size_t(device)].load(std::memory_order_acquire)) {
+      check(cudaFuncSetAttribute(canonical_segment_kernel<R, T, Bounds>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 cudaSharedmemCarveoutMaxShared),
+            "cudaFuncSetAttribute");
+      if (device < int(carved.size())) carved[std::size_t(device)].store(true, std::memory_order_release);
+    }
+    canonical_segment_kernel<R, T><<<grid, 32, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
   }
   check(cudaGetLastError(), what);
 }

@@ -22,13 +22,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include <array>
-#include <atomic>
 #include <cstdint>
 
 #include "detred/accumulators/plain.hpp"
-#include "detred/cuda/detail/tuning.hpp"
-#include "detred/cuda/error.hpp"
 #include "detred/cuda/warp/row_warp.cuh"
 #include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/rows.hpp"
@@ -278,227 +274,17 @@ __device__ R staged_segment_sum(const T* __restrict__ values, std::uint64_t begi
   return result;
 }
 
-// The bulk copy engine (sm_90): one lane asks for a stage of the ring (several groups) in one request that completes
-// on the stage's mbarrier (its transaction count); every lane waits on the barrier's phase.
-__device__ __forceinline__ unsigned shared_address(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void stage_barrier_init(std::uint64_t* barrier) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_address(barrier)) : "memory");
-#else
-  (void)barrier;
-#endif
-}
-// Makes the barriers' initialisation and this thread's earlier stores into shared memory visible to the copy engine.
-__device__ __forceinline__ void stage_fence_init() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-// Orders this thread's earlier ordinary stores into shared memory before later bulk copies into the same bytes.
-__device__ __forceinline__ void stage_fence_stores() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-// The stage's arrival (the barrier counts one) with `bytes` to come, then the copy of `bytes` (a multiple of 16, both
-// addresses 16-byte aligned; 0: none).
-__device__ __forceinline__ void stage_copy(std::uint64_t* barrier, void* shared_destination, const void* global_source,
-                                           unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(barrier)), "r"(bytes)
-               : "memory");
-  if (bytes != 0)
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     shared_address(shared_destination)),
-                 "l"(__cvta_generic_to_global(global_source)), "r"(bytes), "r"(shared_address(barrier))
-                 : "memory");
-#else
-  (void)barrier;
-  (void)shared_destination;
-  (void)global_source;
-  (void)bytes;
-  __trap();
-#endif
-}
-__device__ __forceinline__ void stage_wait(std::uint64_t* barrier, unsigned parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  unsigned done = 0;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(shared_address(barrier)), "r"(parity)
-                 : "memory");
-  } while (done == 0);
-#else
-  (void)barrier;
-  (void)parity;
-#endif
-}
-
-// The canonical sum of values[begin, end), end - begin >= staged_min_elements<T>, by one warp through a ring of
-// RingGroups groups of 32 vectors, filled by the bulk copy engine in stages of StageGroups groups: lane 0 asks for a
-// stage's whole vectors in one request (the edge vectors, a first one before the array or a last one past the segment,
-// are stored by the lanes as staged_segment_sum does). The reads and the order are staged_segment_sum's. `barriers`:
-// the RingGroups / StageGroups stage barriers of the block; `parity`: the phase each waits for next (bit b for barrier
-// b), carried from segment to segment. Warp-uniform; returned in every lane.
-template <class R, class T, int RingGroups, int StageGroups>
-__device__ R bulk_segment_sum(const T* __restrict__ values, std::uint64_t begin, std::uint64_t end, uint4* ring,
-                              std::uint64_t* barriers, unsigned& parity) {
-  constexpr int V = tile_shape<T>::vector_elements;
-  constexpr int lane_level = tile_shape<T>::lane_level;
-  constexpr std::uint64_t segment = 32 * V;
-  constexpr unsigned ring_vectors = 32 * RingGroups;
-  constexpr unsigned stage_vectors = 32 * StageGroups;
-  constexpr int stages = RingGroups / StageGroups;
-  constexpr int batch_groups = staged_batch;
-  static_assert(RingGroups % StageGroups == 0 && RingGroups >= StageGroups + batch_groups + 1);
-  using Acc = plain_accumulator<R>;
-  const unsigned* ring_words = reinterpret_cast<const unsigned*>(ring);
-  const T* ring_elements = reinterpret_cast<const T*>(ring);
-  const int lane = int(threadIdx.x & 31);
-  const widened_leaf<Acc> leaf{};
-  const std::uint64_t len = end - begin;
-  const T* x = values + begin;
-  const unsigned skew = unsigned(reinterpret_cast<std::uintptr_t>(x) & 15);
-  const unsigned skew_elements = skew / unsigned(sizeof(T));
-  const char* aligned = reinterpret_cast<const char*>(x) - skew;
-  const std::uint64_t bytes = skew + len * sizeof(T);
-  const std::uint64_t vectors = (bytes + 15) / 16;
-  const bool head_whole = skew == 0 || begin * sizeof(T) >= skew;
-  const std::uint64_t last = vectors - 1, last_group = last / 32;
-  const unsigned last_elements = unsigned(bytes - last * 16) / unsigned(sizeof(T));
-  // The whole vectors the copy engine brings: [first_whole, end_whole).
-  const std::uint64_t first_whole = head_whole ? 0 : 1;
-  const std::uint64_t end_whole = last_elements < unsigned(V) ? last : vectors;
-  const std::uint64_t stage_count = (vectors + stage_vectors - 1) / stage_vectors, last_stage = last / stage_vectors;
-  T held{};                               // lane i < V: element i of the last vector, when it reaches past the segment
-  std::uint64_t issued = 0, awaited = 0;  // stages
-  const auto issue_stage = [&](std::uint64_t c) {
-    const std::uint64_t lo = c * stage_vectors, hi = lo + stage_vectors < vectors ? lo + stage_vectors : vectors;
-    const std::uint64_t from = lo > first_whole ? lo : first_whole, to = hi < end_whole ? hi : end_whole;
-    if (lane == 0)
-      stage_copy(&barriers[c % stages], &ring[from & (ring_vectors - 1)], aligned + from * 16,
-                 to > from ? unsigned(to - from) * 16 : 0u);
-    if (c == 0 && !head_whole) {  // vector 0 begins before the array: its elements from the segment's start
-      if (lane < V && unsigned(lane) >= skew_elements) {
-        reinterpret_cast<T*>(ring)[lane] = x[unsigned(lane) - skew_elements];  // len >= 2 V: inside the segment
-        stage_fence_stores();
-      }
-    }
-    if (c == last_stage && end_whole == last && lane < V)
-      held = unsigned(lane) < last_elements ? x[last * V + unsigned(lane) - skew_elements] : T{};
-  };
-  const auto wait_stage = [&](std::uint64_t c) {
-    if (c == last_stage && end_whole == last && lane < V) {  // the slot is free since the issue
-      reinterpret_cast<T*>(&ring[last & (ring_vectors - 1)])[lane] = held;
-      stage_fence_stores();
-    }
-    const unsigned b = unsigned(c % stages);
-    stage_wait(&barriers[b], (parity >> b) & 1u);
-    parity ^= 1u << b;
-  };
-  // Issues the stages whose groups all lie below group `limit` (the slots of the groups below limit - RingGroups read).
-  const auto issue_below = [&](std::uint64_t limit) {
-    while (issued < stage_count && (issued + 1) * StageGroups <= limit) issue_stage(issued++);
-  };
-  // Waits for the stages up to the one holding group `g` (or the last group).
-  const auto await_group = [&](std::uint64_t g) {
-    if (g > last_group) g = last_group;
-    while (awaited * StageGroups <= g) wait_stage(awaited++);
-  };
-  const auto read = [&](std::uint64_t q) {
-    if (skew == 0) return ring[(unsigned(q) * 32 + unsigned(lane)) & (ring_vectors - 1)];
-    const unsigned word = unsigned(q) * 128 + 4 * unsigned(lane) + (skew >> 2);
-    if constexpr (sizeof(T) <= 4) {
-      if ((skew & 3) == 0) return ring_lane_vector<true>(ring_words, 4 * ring_vectors - 1, word, 0, lane);
-    }
-    return ring_lane_vector<false>(ring_words, 4 * ring_vectors - 1, word, skew & 3, lane);
-  };
-  issue_below(RingGroups - batch_groups);
-  warp_counter<Acc> counter;
-  const std::uint64_t full = len / segment, regions = full / 8;
-  for (std::uint64_t r = 0; r < regions; ++r) {
-    Acc lane_root[8];
-#pragma unroll
-    for (int h = 0; h < 8; h += batch_groups) {
-      const std::uint64_t q0 = r * 8 + std::uint64_t(h);
-      __syncwarp();  // every lane has read the groups below q0, whose slots the issue reuses
-      issue_below(q0 + RingGroups);
-      await_group(q0 + batch_groups - (skew == 0 ? 1 : 0));  // a skewed segment's last lane reads one group further
-      __syncwarp();
-      uint4 raw[batch_groups];
-#pragma unroll
-      for (int b = 0; b < batch_groups; ++b) raw[b] = read(q0 + std::uint64_t(b));
-#pragma unroll
-      for (int b = 0; b < batch_groups; ++b) {
-        Acc node[V];
-        vector_leaves<Acc, T>(raw[b], (q0 + std::uint64_t(b)) * segment + std::uint64_t(lane) * V, leaf, node);
-        lane_root[h + b] = lane_tree<Acc, V>(node);
-      }
-    }
-    counter.push(warp_rows_root<8>(lane_root), lane_level + 8);
-  }
-  for (std::uint64_t q = regions * 8; q < full; ++q) {
-    __syncwarp();
-    issue_below(q + RingGroups);
-    await_group(q + (skew == 0 ? 0 : 1));
-    __syncwarp();
-    push_segment_root<Acc, T>(read(q), q * segment, leaf, counter);
-  }
-  // The tail: every stage issued (the ring reaches past the last group) and awaited, so that each barrier's phase
-  // is where the next segment expects it.
-  __syncwarp();
-  issue_below(full + RingGroups);
-  while (awaited < issued) wait_stage(awaited++);
-  __syncwarp();
-  const int rest = int(len - full * segment);
-  if (rest > 0) {
-    const std::uint64_t first = full * segment;
-    Acc node[V];
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      const int at = lane * V + i;
-      node[i] = at < rest ? leaf(ring_elements[(first + at + skew_elements) & (ring_vectors * V - 1)],
-                                 first + std::uint64_t(at))
-                          : Acc{};
-    }
-    push_tail_nodes<Acc, T>(node, rest, counter);
-  }
-  const R result = canonicalize_nan(counter.fold().result());
-  __syncwarp();  // the ring is the next segment's
-  return result;
-}
-
-// The ring of the canonical kernel's form `Bulk` (segment_tuning::bulk): 0, 16-byte cp.async copies
-// (staged_segment_sum); 1 .. 4, bulk copies of StageGroups groups (bulk_segment_sum). Blocks an SM: what the ring
-// (and the register cap at 24) allows.
-template <int Bulk>
-struct segment_ring_shape {
-  static constexpr int ring_groups = Bulk <= 2 ? staged_ring_groups : 2 * staged_ring_groups;
-  static constexpr int stage_groups = Bulk == 0 ? 0 : Bulk == 1 ? 2 : Bulk == 4 ? 8 : 4;
-  static constexpr int stages = stage_groups == 0 ? 1 : ring_groups / stage_groups;
-  static constexpr int blocks_per_sm = Bulk <= 2 ? canonical_blocks_per_sm : 13;
-};
-
 // The canonical segment sums: one block of 32 threads, grid-stride over the segments; the lanes read 32 segments'
 // bounds at once (block b's segments b, b + grid, ...), and the warp reduces them in turn, those of at least
 // staged_min_elements<T> through the ring, the others by short_segment_sum. `segments`: the count, or (when d_segments
 // is set) an upper bound with the count in device memory.
-template <class R, class T, class Bounds, int Bulk = 0>
-__global__ void __launch_bounds__(32, segment_ring_shape<Bulk>::blocks_per_sm)
+template <class R, class T, class Bounds>
+__global__ void __launch_bounds__(32, canonical_blocks_per_sm)
     canonical_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
                              const std::uint64_t* d_segments, Bounds bounds) {
-  using shape = segment_ring_shape<Bulk>;
-  __shared__ uint4 ring[32 * shape::ring_groups];
-  __shared__ std::uint64_t barriers[shape::stages];
+  __shared__ uint4 ring[32 * staged_ring_groups];
   const std::uint64_t count = d_segments ? *d_segments : segments;
   const int lane = int(threadIdx.x & 31);
-  unsigned parity = 0;
-  if constexpr (Bulk != 0) {
-    if (lane < shape::stages) stage_barrier_init(&barriers[lane]);
-    stage_fence_init();
-    __syncwarp();
-  }
   const std::uint64_t grid = gridDim.x;
   for (std::uint64_t first = blockIdx.x; first < count; first += 32 * grid) {
     const std::uint64_t mine = first + std::uint64_t(lane) * grid;
@@ -509,58 +295,10 @@ __global__ void __launch_bounds__(32, segment_ring_shape<Bulk>::blocks_per_sm)
       const int source = __ffs(todo) - 1;
       todo &= todo - 1;
       const std::uint64_t begin = __shfl_sync(0xffffffffu, b, source), end = __shfl_sync(0xffffffffu, e, source);
-      R result;
-      if (end - begin < staged_min_elements<T>) {
-        result = short_segment_sum<R, T>(values + begin, end - begin);
-      } else if constexpr (Bulk == 0) {
-        result = staged_segment_sum<R, T>(values, begin, end, ring);
-      } else {
-        result =
-            bulk_segment_sum<R, T, shape::ring_groups, shape::stage_groups>(values, begin, end, ring, barriers, parity);
-      }
+      const R result = end - begin >= staged_min_elements<T> ? staged_segment_sum<R, T>(values, begin, end, ring)
+                                                             : short_segment_sum<R, T>(values + begin, end - begin);
       if (lane == 0) out[first + std::uint64_t(source) * grid] = result;
     }
-  }
-}
-
-// Launches the canonical kernel's form `Bulk` on `grid` one-warp blocks, with the largest shared-memory carveout (so
-// that its blocks_per_sm rings fit an SM: set once a device).
-template <int Bulk, class R, class T, class Bounds>
-void launch_canonical_form(unsigned grid, const T* d_values, R* d_out, std::uint64_t segments,
-                           const std::uint64_t* d_segments, Bounds bounds, cudaStream_t stream, int device) {
-  static std::array<std::atomic<bool>, 64> carved{};
-  if (device >= int(carved.size()) || !carved[std::size_t(device)].load(std::memory_order_acquire)) {
-    check(cudaFuncSetAttribute(canonical_segment_kernel<R, T, Bounds, Bulk>,
-                               cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
-          "cudaFuncSetAttribute");
-    if (device < int(carved.size())) carved[std::size_t(device)].store(true, std::memory_order_release);
-  }
-  canonical_segment_kernel<R, T, Bounds, Bulk><<<grid, 32, 0, stream>>>(d_values, d_out, segments, d_segments, bounds);
-}
-
-// The canonical segment sums on `grid` one-warp blocks, in the form the tuning's segment.bulk names (the bulk copies
-// need sm_90: the cp.async form below it).
-template <class R, class T, class Bounds>
-void launch_canonical_segments(unsigned grid, const T* d_values, R* d_out, std::uint64_t segments,
-                               const std::uint64_t* d_segments, Bounds bounds, cudaStream_t stream) {
-  int device = 0, major = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  int bulk = current_tuning().segment.bulk;
-  if (bulk != 0) {
-    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-    if (major < 9) bulk = 0;
-  }
-  switch (bulk) {
-    case 1:
-      return launch_canonical_form<1>(grid, d_values, d_out, segments, d_segments, bounds, stream, device);
-    case 2:
-      return launch_canonical_form<2>(grid, d_values, d_out, segments, d_segments, bounds, stream, device);
-    case 3:
-      return launch_canonical_form<3>(grid, d_values, d_out, segments, d_segments, bounds, stream, device);
-    case 4:
-      return launch_canonical_form<4>(grid, d_values, d_out, segments, d_segments, bounds, stream, device);
-    default:
-      return launch_canonical_form<0>(grid, d_values, d_out, segments, d_segments, bounds, stream, device);
   }
 }
 

@@ -86,19 +86,11 @@ struct rows_tuning {
   int block_row_threads = 0;
 };
 
-// The canonical segment sums (src/cuda/scatter/segment_staged.cuh): how a long segment's bytes reach the warp's ring.
-// bulk = 0: 16-byte cp.async copies by every lane (8 KiB ring); 1, 2: one lane's bulk copies (cp.async.bulk, completing
-// on an mbarrier) of 1 or 2 KiB into the 8 KiB ring; 3, 4: 2 or 4 KiB bulk copies into a 16 KiB ring (fewer warps).
-struct segment_tuning {
-  int bulk = 0;
-};
-
 struct tuning {
   sum_tuning sum;
   scan_tuning scan;
   exact_tuning exact;
   rows_tuning rows;
-  segment_tuning segment;
 };
 
 // The built-in defaults of a device class, each measured on that class's GPU (docs/PERFORMANCE.md):
@@ -126,8 +118,7 @@ struct tuning_parse_result {
 // Applies a comma-separated list of key=value overrides to `base` (empty: base unchanged). Keys and their ranges:
 //   sum.block_threads (32..256, a multiple of 32), sum.depth (1, 2),
 //   scan.threads4, scan.threads8 (32, 64, 128, 256), scan.items4, scan.items8 (4, 8, 16, 32), scan.prefetch (0..4096),
-//   exact.waves (1..32), exact.interleave (0, 1), rows.block_threads (0: the default, or 64..1024, a multiple of 32),
-//   segment.bulk (0..4).
+//   exact.waves (1..32), exact.interleave (0, 1), rows.block_threads (0: the default, or 64..1024, a multiple of 32).
 // A value outside its key's range, an unknown key or a malformed token leaves `base` as it was and reports the token.
 inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::string_view spec) {
   tuning_parse_result r{base, true, {}};
@@ -183,8 +174,6 @@ inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::strin
       t.exact.interleave = v;
     else if (key == "rows.block_threads" && (v == 0 || (v >= 64 && v <= 1024 && v % 32 == 0)))
       t.rows.block_row_threads = v;
-    else if (key == "segment.bulk" && v <= 4)
-      t.segment.bulk = v;
     else
       return fail(token);
   }
