@@ -346,6 +346,47 @@ TEST(ScatterCudaSingle, NarrowWordsAtTheirLimits) {
   run(half{}, 11);
 }
 
+// Narrow words clear and read only the output rows some source row hits; every other row keeps the rounding of its
+// prior value alone (NaN payloads, infinities, signed zeros, subnormals: the CPU's bits). Two calls share one workspace
+// filled with garbage first, the second hitting other rows than the first, so that a row the second call skips holds
+// the first call's words and a stale or uncleared word read anywhere changes a result. Rows of 64 take the finish's
+// four slots a thread, rows of 66 one slot a thread.
+TEST(ScatterCudaSingle, NarrowWordsLeaveUntouchedRowsAtTheirPriorsRounding) {
+  DETRED_SCATTER_SKIP_WITHOUT_GPU();
+  const auto run = [](auto zero, std::uint64_t d) {
+    using T = decltype(zero);
+    std::mt19937_64 rng(31);
+    const std::uint64_t n = 3000, m = 5000;
+    const std::uint32_t specials[] = {0x7fc00000u, 0x7fc00123u, 0xffc00001u, 0x7f800001u, 0x7f800000u, 0xff800000u,
+                                      0x80000000u, 0x00000000u, 0x00000001u, 0x807fffffu, 0x3f800000u, 0xc2c80000u};
+    std::vector<float> prior(m * d);
+    for (auto& p : prior) p = std::bit_cast<float>(specials[rng() % std::size(specials)]);
+    std::size_t bytes = 0;
+    detred::cuda::index_add(nullptr, bytes, static_cast<const T*>(nullptr), static_cast<const std::int64_t*>(nullptr),
+                            static_cast<float*>(nullptr), n, m, d);
+    buffer<unsigned char> ws(bytes);
+    check(cudaMemset(ws.ptr, 0xa5, bytes), "cudaMemset");
+    buffer<float> out(prior);
+    auto want = prior;
+    for (int call = 0; call < 2; ++call) {
+      // Call 0 hits even rows below 2000, call 1 rows that are multiples of 3 below 3000 (some shared with call 0).
+      std::vector<std::int64_t> index(n);
+      for (auto& r : index) r = call == 0 ? std::int64_t(2 * (rng() % 1000)) : std::int64_t(3 * (rng() % 1000));
+      const auto source = make_values<T>(n * d, call == 0 ? 0 : 3, rng);
+      detred::index_add(source.data(), index.data(), want.data(), n, m, d);
+      buffer<T> s(source);
+      buffer<std::int64_t> ix(index);
+      detred::cuda::index_add(ws.ptr, bytes, s.ptr, ix.ptr, out.ptr, n, m, d);
+      EXPECT_EQ(count_differences(out.host(), want), 0u)
+          << "call " << call << " p " << detred::float_traits<T>::precision << " d " << d;
+    }
+  };
+  for (std::uint64_t d : {64u, 66u}) {
+    run(bfloat16{}, d);
+    run(half{}, d);
+  }
+}
+
 TYPED_TEST(ScatterCuda, SegmentsAndRunsEqualTheCpu) {
   DETRED_SCATTER_SKIP_WITHOUT_GPU();
   using T = TypeParam;

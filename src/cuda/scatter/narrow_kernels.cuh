@@ -23,8 +23,8 @@ namespace detred::cuda::detail {
 inline constexpr int narrow_rows_at_once = 4;
 
 // The counts' maximum into the header (max_count: the headroom C), and the output rows with at least `threshold`
-// source rows claim private slots, the first `capacity` to do so (which ones depends on timing, the sums do not).
-// hot[r] = -1 (set before) for the others.
+// source rows claim private slots, the first `capacity` to do so (which ones depends on timing, the sums do not):
+// hot[r] = the slot + 1; 0 (set before) for the others.
 template <class Count>
 __global__ void __launch_bounds__(1024)
     hot_rows_kernel(const Count* __restrict__ counts, std::uint64_t m, int* __restrict__ hot, scatter_header* h,
@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(1024)
     if (capacity > 0 && c >= threshold) {
       const unsigned slot = atomicAdd(&h->hot_rows, 1u);
       if (slot < unsigned(capacity)) {
-        hot[r] = int(slot);
+        hot[r] = int(slot) + 1;
         h->hot_list[slot] = unsigned(r);
       }
     }
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(1024)
       row[u] = ok ? std::uint64_t(r) : ~std::uint64_t(0);
     }
 #pragma unroll
-    for (int u = 0; u < R; ++u) slot[u] = row[u] != ~std::uint64_t(0) ? hot[row[u]] : -1;
+    for (int u = 0; u < R; ++u) slot[u] = row[u] != ~std::uint64_t(0) ? hot[row[u]] - 1 : -1;
     for (std::uint64_t c0 = 0; c0 < d; c0 += 32 * rows_unroll) {
       std::uint32_t bits[R][rows_unroll];
 #pragma unroll

@@ -2,9 +2,11 @@
 // scatter_kernels.cuh and segment_kernels.cuh. Included by one .cu file a value type (scatter_<type>.cu), which
 // instantiates the calls for both index types.
 //
-// Workspace of scatter_add / index_add (slots = m * d): a 256-byte header, the slots' flags (4 bytes a slot), then
-// max_levels(n) words a slot (8 bytes for float outputs, 16 for double), level-major. max_levels(n) is the most levels
-// any data can need (scatter_levels.hpp); a call clears and reads only the levels its data use.
+// Workspace of scatter_add / index_add (slots = m * d): a 256-byte header; for narrow words (16-bit rows) the output
+// rows' counts and private-slot map (4 bytes each a row), cleared with the header by one memset; the slots' flags
+// (4 bytes a slot); then max_levels(n) words a slot (8 bytes for float outputs, 16 for double), level-major.
+// max_levels(n) is the most levels any data can need (scatter_levels.hpp); a call clears and reads only the levels its
+// data use, and with narrow words only those of the output rows some source row hits.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -52,20 +54,21 @@ inline constexpr std::size_t narrow_private_bytes = 24 * 1024;
 inline constexpr unsigned narrow_hot_blocks = 2;
 
 struct scatter_layout {
-  std::size_t flags_offset, levels_offset, counts_offset, hot_offset, bytes;
+  std::size_t counts_offset, hot_offset, flags_offset, levels_offset, bytes;
 };
 
-// 16-bit inputs add the narrow words' counts and private-slot map: 4 bytes each an output row.
+// 16-bit inputs add the narrow words' counts and private-slot map: 4 bytes each an output row, right after the header
+// (bytes [0, flags_offset) are zeroed by one memset a call).
 template <class T>
 scatter_layout scatter_workspace_layout(std::uint64_t n, std::uint64_t m, std::uint64_t slots) {
   using R = scatter_output_t<T>;
   scatter_layout l;
-  l.flags_offset = 256;
-  l.levels_offset = l.flags_offset + scatter_align(slots * 4);
-  l.counts_offset =
-      l.levels_offset + scatter_align(std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>));
+  l.counts_offset = 256;
   l.hot_offset = l.counts_offset + (narrow_precision<T> ? scatter_align(m * 4) : 0);
-  l.bytes = l.hot_offset + (narrow_precision<T> ? scatter_align(m * 4) : 0);
+  l.flags_offset = l.hot_offset + (narrow_precision<T> ? scatter_align(m * 4) : 0);
+  l.levels_offset = l.flags_offset + scatter_align(slots * 4);
+  l.bytes =
+      l.levels_offset + scatter_align(std::size_t(detred::detail::max_levels<R>(n)) * slots * sizeof(level_word<R>));
   return l;
 }
 
@@ -107,7 +110,7 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
   auto* header = reinterpret_cast<scatter_header*>(base);
   auto* flags = reinterpret_cast<std::uint32_t*>(base + layout.flags_offset);
   auto* levels = reinterpret_cast<level_word<R>*>(base + layout.levels_offset);
-  check(cudaMemsetAsync(header, 0, sizeof(scatter_header), stream), "cudaMemsetAsync");
+  if (slots == 0 || n == 0) check(cudaMemsetAsync(header, 0, sizeof(scatter_header), stream), "cudaMemsetAsync");
   if (slots > 0 && n > 0) {  // n = 0 leaves out as it is, as the CPU twin does
     const int width = detred::detail::level_width<R>(n);
     const int wide_levels = detred::detail::max_levels<R>(n);
@@ -128,10 +131,9 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
     const int capacity = narrow_p ? int(std::min<std::uint64_t>(hot_capacity_max, narrow_private_bytes / (4 * d))) : 0;
     auto* counts = narrow_p ? reinterpret_cast<unsigned*>(base + layout.counts_offset) : nullptr;
     auto* hot = reinterpret_cast<int*>(base + layout.hot_offset);
-    if (narrow_p) {
-      check(cudaMemsetAsync(counts, 0, m * 4, stream), "cudaMemsetAsync");
-      check(cudaMemsetAsync(hot, 0xff, m * 4, stream), "cudaMemsetAsync");
-    }
+    // The header, and with narrow words the counts and the private-slot map (0: no slot), in one memset.
+    check(cudaMemsetAsync(header, 0, narrow_p ? layout.flags_offset : sizeof(scatter_header), stream),
+          "cudaMemsetAsync");
     if (count > 0)
       geometry_kernel<R, T, I><<<grid_for(count, threads, per_sm, options.grid_blocks), threads, 0, stream>>>(
           d_source, count, header, d_index, n, m, counts);
@@ -141,7 +143,7 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
                                                                                capacity);
     }
     clear_kernel<R><<<grid_for(std::uint64_t(wide_levels) * slots, threads, per_sm, 0), threads, 0, stream>>>(
-        header, width, narrow_p, wide_levels, levels, flags, slots);
+        header, width, narrow_p, wide_levels, levels, flags, slots, counts, d);
     {
       const std::size_t shared = table_bytes + (privatise ? private_bytes : 0);
       if (d == 1 && privatise)
@@ -163,8 +165,8 @@ void scatter_rows(void* d_workspace, std::size_t& workspace_bytes, const T* d_so
               reinterpret_cast<const int*>(base + layout.hot_offset), capacity);
       }
     }
-    finish_kernel<R><<<grid_for(slots, threads, per_sm, 0), threads, 0, stream>>>(header, width, narrow_p, wide_levels,
-                                                                                  levels, flags, d_out, slots);
+    finish_kernel<R><<<grid_for(slots, threads, per_sm, 0), threads, 0, stream>>>(
+        header, width, narrow_p, wide_levels, levels, flags, d_out, slots, counts, d);
     if (count > 0)
       zero_sign_kernel<R, T, I><<<grid_for(count, threads, per_sm, 0), threads, 0, stream>>>(header, d_source, d_index,
                                                                                              n, m, d, flags, d_out);

@@ -170,17 +170,33 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
+// Whether output row `row` receives no source row (narrow words: `counts`, from count_rows). Its levels and flags are
+// then neither cleared nor read, and finish_kernel leaves its output as the prior value alone rounds.
+__device__ __forceinline__ bool untouched_row(const unsigned* __restrict__ counts, std::uint64_t row) {
+  return counts != nullptr && counts[row] == 0;
+}
+
+// Zeroes the levels the call's geometry uses and the flags: every slot's for wide words; with narrow words (`counts`
+// set, int32 words of d-slot rows) only the slots of output rows that some source row hits.
 template <class R>
-__global__ void __launch_bounds__(1024) clear_kernel(const scatter_header* h, int width, int narrow_p, int wide_levels,
-                                                     level_word<R>* levels, std::uint32_t* flags, std::uint64_t slots) {
-  const scatter_geometry g = read_geometry<R>(h, width);
-  scatter_geometry narrow;
-  const std::uint64_t words = narrow_geometry(h, narrow_p, wide_levels, narrow)
-                                  ? (std::uint64_t(narrow.levels) * slots * 4 + sizeof(level_word<R>) - 1) /
-                                        sizeof(level_word<R>)  // int32 words, cleared as whole level words
-                                  : std::uint64_t(g.levels) * slots;
+__global__ void __launch_bounds__(1024)
+    clear_kernel(const scatter_header* h, int width, int narrow_p, int wide_levels, level_word<R>* levels,
+                 std::uint32_t* flags, std::uint64_t slots, const unsigned* __restrict__ counts, std::uint64_t d) {
   const std::uint64_t stride = std::uint64_t(gridDim.x) * blockDim.x;
-  for (std::uint64_t t = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < words || t < slots; t += stride) {
+  const std::uint64_t first = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  scatter_geometry narrow;
+  if (narrow_geometry(h, narrow_p, wide_levels, narrow)) {
+    auto* words = reinterpret_cast<std::int32_t*>(levels);
+    for (std::uint64_t s = first; s < slots; s += stride) {
+      if (untouched_row(counts, s / d)) continue;
+      flags[s] = 0;
+      for (int j = 0; j < narrow.levels; ++j) words[std::uint64_t(j) * slots + s] = 0;
+    }
+    return;
+  }
+  const scatter_geometry g = read_geometry<R>(h, width);
+  const std::uint64_t words = std::uint64_t(g.levels) * slots;
+  for (std::uint64_t t = first; t < words || t < slots; t += stride) {
     if (t < words) levels[t] = level_word<R>{};
     if (t < slots) flags[t] = 0;
   }
@@ -341,18 +357,94 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
+// A slot of an untouched output row (narrow words): a finite prior value is its own correctly rounded sum (-0.0
+// included: no term can make it +0.0) and stays as it is; a NaN or infinite one is rounded through narrow_slot_result
+// with zero words, as a touched slot's would be.
+__device__ __forceinline__ void finish_untouched_slot(float* out, const scatter_geometry& g, int p, float prior) {
+  if (detred::detail::split_bits<float>(detred::bits_of(prior)).field <= scatter_format<float>::max_field) return;
+  constexpr std::int32_t no_words[1] = {0};
+  *out = detred::detail::narrow_slot_result(no_words, 0, g, p, prior, 0u);
+}
+
+// Narrow words, four slots a thread: each level's four words, the four priors and the four flags by 16-byte loads, four
+// independent roundings (narrow_units_result, else narrow_slot_result); the same results as one slot at a time.
+// Needs slots and d multiples of 4 and `out` 16-byte aligned (the workspace's arrays are). Returns whether a slot came
+// out -0.0 (marked in its flags for zero_sign_kernel).
+__device__ __forceinline__ bool finish_narrow_quads(const scatter_geometry& g, int p,
+                                                    const std::int32_t* __restrict__ words,
+                                                    std::uint32_t* __restrict__ flags, float* __restrict__ out,
+                                                    std::uint64_t slots, const unsigned* __restrict__ counts,
+                                                    std::uint64_t d) {
+  const bool fast = detred::detail::narrow_fast_geometry(g);
+  bool zero = false;
+  for (std::uint64_t q = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < slots / 4;
+       q += std::uint64_t(gridDim.x) * blockDim.x) {
+    const std::uint64_t s = 4 * q;
+    const float4 p4 = reinterpret_cast<const float4*>(out)[q];
+    const float prior[4] = {p4.x, p4.y, p4.z, p4.w};
+    if (untouched_row(counts, s / d)) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) finish_untouched_slot(out + s + k, g, p, prior[k]);
+      continue;
+    }
+    const uint4 f4 = reinterpret_cast<const uint4*>(flags)[q];
+    const std::uint32_t slot_flags[4] = {f4.x, f4.y, f4.z, f4.w};
+    __int128 t[4] = {0, 0, 0, 0};
+    bool any[4] = {false, false, false, false};
+    if (fast) {
+      for (int j = 0; j < g.levels; ++j) {
+        const int4 w = reinterpret_cast<const int4*>(words + std::uint64_t(j) * slots)[q];
+        const std::int32_t word[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          any[k] |= word[k] != 0;
+          detred::detail::add_narrow_word(t[k], word[k], j, g);
+        }
+      }
+    }
+    float result[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      if (!fast || !detred::detail::narrow_units_result(t[k], any[k], g, p, prior[k], slot_flags[k], result[k]))
+        result[k] = detred::detail::narrow_slot_result(words + s + k, slots, g, p, prior[k], slot_flags[k]);
+    reinterpret_cast<float4*>(out)[q] = make_float4(result[0], result[1], result[2], result[3]);
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      if (detred::bits_of(result[k]) == 0x80000000u) {
+        flags[s + k] = slot_provisional_negative_zero;
+        zero = true;
+      }
+  }
+  return zero;
+}
+
+// One thread a slot (narrow words where the shapes allow: four), each slot's exact value rounded once over its prior.
 template <class R>
 __global__ void __launch_bounds__(1024)
     finish_kernel(scatter_header* h, int width, int narrow_p, int wide_levels, const level_word<R>* __restrict__ levels,
-                  std::uint32_t* __restrict__ flags, R* __restrict__ out, std::uint64_t slots) {
+                  std::uint32_t* __restrict__ flags, R* __restrict__ out, std::uint64_t slots,
+                  const unsigned* __restrict__ counts, std::uint64_t d) {
   scatter_geometry g = read_geometry<R>(h, width), narrow_g;
   const bool narrow = narrow_geometry(h, narrow_p, wide_levels, narrow_g);
   if (narrow) g = narrow_g;
   const auto* words = reinterpret_cast<const std::int32_t*>(levels);
   bool zero = false;
+  if constexpr (std::is_same_v<R, float>) {
+    if (narrow && slots % 4 == 0 && d % 4 == 0 && (reinterpret_cast<std::uintptr_t>(out) & 15) == 0) {
+      zero = finish_narrow_quads(g, narrow_p, words, flags, out, slots, counts, d);
+      if (__any_sync(0xffffffffu, zero) && (threadIdx.x & 31) == 0) atomicOr(&h->zero_slots, 1u);
+      return;
+    }
+  }
   for (std::uint64_t s = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots;
        s += std::uint64_t(gridDim.x) * blockDim.x) {
     const R prior = out[s];
+    if constexpr (std::is_same_v<R, float>) {
+      if (narrow && untouched_row(counts, s / d)) {
+        finish_untouched_slot(out + s, g, narrow_p, prior);
+        continue;
+      }
+    }
     const std::uint32_t slot_flags = flags[s];
     R result;
     // The float fast path keeps the slot in registers; the exact accumulator (local memory) is the fallback.

@@ -372,22 +372,23 @@ DETRED_HD inline float narrow_slot_result(const std::int32_t* words, std::uint64
   return acc.template rounded<float>();
 }
 
-// narrow_slot_result in registers where the exact value fits a 128-bit integer in units of 2^(bottom + 24 - p - 150)
-// (levels spanning at most 64 bits of shifts: |sum| < 2^(31 + 64 + 5)); false (take narrow_slot_result) as
-// slot_result_float_fast, for NaN/Inf flags and a prior value outside the range.
-DETRED_HD DETRED_INLINE bool narrow_slot_result_fast(const std::int32_t* words, std::uint64_t stride,
-                                                     const scatter_geometry& g, int p, float prior, std::uint32_t flags,
-                                                     float& result) {
+// Whether narrow_slot_result_fast's integer can hold the geometry's levels: at most 32 spanning at most 64 bits of
+// shifts (|sum| < 2^(31 + 64 + 5)).
+DETRED_HD DETRED_INLINE bool narrow_fast_geometry(const scatter_geometry& g) {
+  return g.levels != 0 && g.levels <= 32 && (g.levels - 1) * g.width <= 64;
+}
+
+// Word j of a narrow slot added to its integer in units of 2^(bottom + 24 - p - 150).
+DETRED_HD DETRED_INLINE void add_narrow_word(__int128& t, std::int32_t w, int j, const scatter_geometry& g) {
+  t += __int128(w) << (j * g.width);
+}
+
+// The rounding half of narrow_slot_result_fast: `t` the levels' integer (add_narrow_word), `any` whether a word was
+// nonzero. False for NaN/Inf flags and a prior value outside the range, as narrow_slot_result_fast.
+DETRED_HD DETRED_INLINE bool narrow_units_result(__int128 t, bool any, const scatter_geometry& g, int p, float prior,
+                                                 std::uint32_t flags, float& result) {
   if ((flags & (slot_nan | slot_positive_infinity | slot_negative_infinity)) != 0) return false;
-  if (g.levels == 0 || g.levels > 32 || (g.levels - 1) * g.width > 64) return false;
   const int e0 = g.bottom + 24 - p;
-  __int128 t = 0;
-  bool any = false;
-  for (int j = 0; j < g.levels; ++j) {
-    const std::int32_t w = words[std::uint64_t(j) * stride];
-    any |= w != 0;
-    t += __int128(w) << (j * g.width);
-  }
   if (!add_prior_in_units(t, prior, e0)) return false;
   if (t == 0) {
     result = exact_zero(any, prior, flags);
@@ -395,6 +396,23 @@ DETRED_HD DETRED_INLINE bool narrow_slot_result_fast(const std::int32_t* words, 
   }
   result = round_units_to_float(t < 0 ? (unsigned __int128)(-t) : (unsigned __int128)t, t < 0, e0);
   return true;
+}
+
+// narrow_slot_result in registers where the exact value fits a 128-bit integer in units of 2^(bottom + 24 - p - 150)
+// (narrow_fast_geometry); false (take narrow_slot_result) as slot_result_float_fast, for NaN/Inf flags and a prior
+// value outside the range.
+DETRED_HD DETRED_INLINE bool narrow_slot_result_fast(const std::int32_t* words, std::uint64_t stride,
+                                                     const scatter_geometry& g, int p, float prior, std::uint32_t flags,
+                                                     float& result) {
+  if (!narrow_fast_geometry(g)) return false;
+  __int128 t = 0;
+  bool any = false;
+  for (int j = 0; j < g.levels; ++j) {
+    const std::int32_t w = words[std::uint64_t(j) * stride];
+    any |= w != 0;
+    add_narrow_word(t, w, j, g);
+  }
+  return narrow_units_result(t, any, g, p, prior, flags, result);
 }
 
 }  // namespace detred::detail
