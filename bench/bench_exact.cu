@@ -8,9 +8,9 @@
 // `bench_exact profile [log2 n]` (for ncu: -k regex:exact): binary64 (and binary32 below 2^22), n = 2^24 by default,
 // the uniform, full range and ill-conditioned data sets, one call each (and one of the two-kernel form where the
 // library takes the single pass), in the order it prints; the results are checked too.
-// `bench_exact sweep [reps]`: kernel 1's variants (contiguous or interleaved block partition, exact.interleave; load
-// flavours: plain, non-coherent without L1 allocation, with 256-byte L2 fetches) against CUB, the calls of every
-// variant and CUB interleaved within each repetition, each result checked; medians.
+// `bench_exact sweep [reps]`: kernel 1's launch shapes (the library's, its contiguous partition, its plain loads,
+// other steps, blocks an SM and load flavours; sweep() below) against CUB, the calls of every variant and CUB
+// interleaved within each repetition, each result checked; medians.
 // `bench_exact latency`: the latency block alone, every type. `bench_exact small`: binary64 small sums by other
 // steps of kernel 1 on three data sets, and binary32 by other steps, back to back, against CUB.
 // Usage: bench_exact [reps] (default 15) | bench_exact profile [log2 n] | bench_exact sweep [reps] | bench_exact
@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cub/device/device_reduce.cuh>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -355,6 +356,27 @@ struct variant {
   std::function<void()> call;
 };
 
+// Kernel 1's launch shapes for the sweep: the type's default algorithm with other steps, blocks an SM, load flavour
+// (exact_load_kind) and partition (exact_interleaved). Types of the bench's own (see load_variant). The binary32
+// family's bins: U vectors a step, the register allocation asked to allow MB blocks of 256 an SM.
+template <class T, int U, int MB, int Load, bool Interleave>
+struct bins_shape : dd::exact_default_tuning<T> {
+  static constexpr int unroll = U;
+  static constexpr int min_blocks = MB;
+  static constexpr int load = Load;
+  static constexpr bool interleave = Interleave;
+};
+// binary64's extracted levels in the streamed form's partition with U vectors a step and the given load flavour.
+template <int U, int Load>
+struct levels_shape : dd::exact_streamed_tuning<double> {
+  static constexpr int unroll = U;
+  static constexpr int load = Load;
+};
+
+// `bench_exact sweep [reps]`: the library's streamed form, its contiguous partition (exact.interleave=0) and its plain
+// loads (exact.load32 / exact.load64 = 0) against other launch shapes of kernel 1 (bins_shape, levels_shape) and CUB,
+// the calls of every variant and CUB interleaved within each repetition, each result checked; medians. Each shape's
+// kernel resources are printed first (registers, local memory: a spill shows there, resident blocks an SM).
 template <class A, class T>
 bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& sets) {
   exact_buffers<A, T> b;
@@ -364,18 +386,38 @@ bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& 
   void* ws = b.ws.get();
   std::vector<variant> vs;
   auto lib = [&] { b.exact(n); };
+  vs.push_back({"library", "", lib});
   vs.push_back({"contiguous", "exact.interleave=0", lib});
-  vs.push_back({"streamed (key)", "exact.interleave=1", lib});
-  using Base = dd::exact_default_tuning<T>;
-  auto add = [&]<class Tune>(const char* name) {
-    vs.push_back({name, "", [&, n] { launch_variant<Tune, A, T>(d, n, d_out, ws); }});
+  // `waves`: kernel 1's block count in waves of its resident blocks (1: the library's choice).
+  auto add = [&]<class Tune>(const char* name, int waves = 1) {
+    cudaFuncAttributes attr{};
+    const void* kernel = reinterpret_cast<const void*>(dd::exact_block_kernel<T, Tune, void>);
+    const int resident = dd::exact_resident_blocks<T, Tune, void>();  // also sets the shared-memory attribute
+    check(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
+    int sms = 0;
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+    std::printf(
+        "shape %-4s %-22s U%d B%d min_blocks %d load %d: %d registers, %zu local bytes, %zu shared, %d "
+        "blocks an SM\n",
+        tname, name, Tune::unroll, Tune::block_threads, Tune::min_blocks, dd::exact_load_kind<Tune>, attr.numRegs,
+        std::size_t(attr.localSizeBytes), std::size_t(Tune::shared_bytes), resident / sms);
+    const std::uint64_t wanted = waves == 1 ? 0 : std::uint64_t(resident) * std::uint64_t(waves);
+    vs.push_back({name, "", [&, n, wanted] { launch_variant<Tune, A, T>(d, n, d_out, ws, wanted); }});
   };
-  add.template operator()<load_variant<Base, 0, false>>("same (direct)");
-  add.template operator()<load_variant<Base, 1, false>>("nc no-L1");
-  add.template operator()<load_variant<Base, 2, false>>("nc L2::256B");
-  add.template operator()<load_variant<Base, 0, true>>("interleave");
-  add.template operator()<load_variant<Base, 2, true>>("interl. 256B");
-  vs.push_back({"contiguous again", "exact.interleave=0", lib});
+  vs.push_back({"library plain loads", std::same_as<T, double> ? "exact.load64=0" : "exact.load32=0", lib});
+  if constexpr (std::same_as<T, double>) {
+    add.template operator()<levels_shape<10, 1>>("streamed nc U10");
+    add.template operator()<levels_shape<8, 0>>("streamed plain U8");
+    add.template operator()<levels_shape<12, 0>>("streamed plain U12");
+  } else if constexpr (std::same_as<T, float>) {
+    add.template operator()<bins_shape<T, 8, 2, 1, true>>("streamed nc U8");
+    add.template operator()<bins_shape<T, 6, 3, 0, true>>("streamed plain U6 mb3");
+    add.template operator()<bins_shape<T, 12, 2, 0, true>>("streamed plain U12");
+    add.template operator()<bins_shape<T, 8, 2, 0, true>>("streamed plain U8 2 waves", 2);
+  } else {
+    add.template operator()<bins_shape<T, 8, 2, 1, true>>("streamed nc U8");
+  }
+  vs.push_back({"library again", "", lib});
   bool ok = true;
   detred::bench::event_pair events;
   for (test::exact_dataset set : sets) {
@@ -400,7 +442,7 @@ bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& 
     std::printf("sweep %-4s %-10s CUB %7.1f GB/s (%.4f ms)\n", tname, test::name_of(set), gb / (cub_ms * 1e-3), cub_ms);
     for (std::size_t k = 0; k < vs.size(); ++k) {
       const double ms = 1e3 * detred::bench::median(t[k]);
-      std::printf("sweep %-4s %-10s %-16s %7.1f GB/s (%.4f ms)  exact/CUB %.3f  exact==ref %s\n", tname,
+      std::printf("sweep %-4s %-10s %-22s %7.1f GB/s (%.4f ms)  exact/CUB %.3f  exact==ref %s\n", tname,
                   test::name_of(set), vs[k].name.c_str(), gb / (ms * 1e-3), ms, cub_ms / ms, same[k] ? "yes" : "NO");
       ok = ok && same[k];
     }
@@ -438,10 +480,14 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "sweep") {
     const int reps = argc > 2 ? std::atoi(argv[2]) : 15;
     using test::exact_dataset;
-    bool ok = sweep<float, float>("f32", reps, {exact_dataset::uniform, exact_dataset::full_range, exact_dataset::ill});
-    ok = sweep<double, double>("f64", reps, {exact_dataset::uniform, exact_dataset::full_range, exact_dataset::ill}) &&
-         ok;
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    std::printf("device: %s, %d SMs; sweep, median of %d\n", prop.name, prop.multiProcessorCount, reps);
+    const std::vector<exact_dataset> all(std::begin(test::all_exact_datasets), std::end(test::all_exact_datasets));
+    bool ok = sweep<float, float>("f32", reps, all);
+    ok = sweep<double, double>("f64", reps, all) && ok;
     ok = sweep<float, detred::half>("f16", reps, {exact_dataset::uniform, exact_dataset::full_range}) && ok;
+    ok = sweep<float, bfloat16>("bf16", reps, {exact_dataset::uniform, exact_dataset::full_range}) && ok;
     std::printf("%s\n", ok ? "all exact results equal the reference" : "SOME EXACT RESULT DIFFERS");
     return ok ? 0 : 1;
   }

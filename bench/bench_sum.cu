@@ -163,13 +163,13 @@ void peer_sizes(benchmark::internal::Benchmark* b) {
   for (std::int64_t n : {std::int64_t(kBufferBytes / sizeof(T)), std::int64_t{1} << 20, std::int64_t{1} << 16})
     b->Args({n});
 }
-// Tuning sweep (filter "sweep/"): block threads x tiles per chunk x grid blocks at 1 GiB.
+// Tuning sweep (filter "sweep/"): block threads x tiles per chunk x grid blocks (0: one chunk a warp) at 1 GiB.
 template <class T>
 void sweep(benchmark::internal::Benchmark* b) {
   configure(b);
-  for (int block : {128, 256})
-    for (int tiles : {8, 16})
-      for (int grid : {0, 132 * 4, 1 << 30}) b->Args({std::int64_t(kBufferBytes / sizeof(T)), block, grid, tiles});
+  for (int block : {64, 128, 192, 256})
+    for (int tiles : {4, 8, 16})
+      for (int grid : {0, 132 * 4, 132 * 8}) b->Args({std::int64_t(kBufferBytes / sizeof(T)), block, grid, tiles});
 }
 
 using detred::bfloat16;

@@ -27,7 +27,8 @@ bool same(const tuning& a, const tuning& b) {
          a.scan.block_threads_4 == b.scan.block_threads_4 && a.scan.items_per_thread_4 == b.scan.items_per_thread_4 &&
          a.scan.block_threads_8 == b.scan.block_threads_8 && a.scan.items_per_thread_8 == b.scan.items_per_thread_8 &&
          a.scan.prefetch_tiles == b.scan.prefetch_tiles && a.exact.waves == b.exact.waves &&
-         a.exact.interleave == b.exact.interleave && a.rows.block_row_threads == b.rows.block_row_threads;
+         a.exact.interleave == b.exact.interleave && a.exact.load32 == b.exact.load32 &&
+         a.exact.load64 == b.exact.load64 && a.rows.block_row_threads == b.rows.block_row_threads;
 }
 
 // tuning.hpp: "A device is classed by its peak DRAM bandwidth per SM ... standard below 32 GB/s per SM (...; also
@@ -53,8 +54,9 @@ TEST(DeviceTuning, ClassifiesByPeakBandwidthPerSm) {
   EXPECT_EQ(classify(edge), bandwidth_class::standard);
 }
 
-// defaults_for: both classes prefetch the scans' tiles 132 ahead; the high class (H200) keeps two passes in flight
-// and runs large sums on 128-thread blocks; every other value is the struct's default.
+// defaults_for: both classes prefetch the scans' tiles 132 ahead; the high class (H200) keeps two passes in flight,
+// runs large sums on 128-thread blocks and reads the exact sum's large binary32 inputs with plain loads; every
+// other value is the struct's default.
 TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   const tuning standard = defaults_for(bandwidth_class::standard);
   const tuning high = defaults_for(bandwidth_class::high);
@@ -64,8 +66,13 @@ TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   EXPECT_EQ(standard.sum.pass_depth, 1);
   EXPECT_EQ(high.sum.block_threads, 128);
   EXPECT_EQ(standard.sum.block_threads, 256);
+  EXPECT_EQ(high.exact.load32, 0);
+  EXPECT_EQ(high.exact.load64, 2);
+  EXPECT_EQ(standard.exact.load32, 2);
+  EXPECT_EQ(standard.exact.load64, 2);
   tuning high_but_sum = high;
   high_but_sum.sum = standard.sum;
+  high_but_sum.exact = standard.exact;
   EXPECT_TRUE(same(standard, high_but_sum));
   tuning plain = standard;
   plain.scan.prefetch_tiles = tuning{}.scan.prefetch_tiles;
@@ -83,7 +90,7 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   const tuning_parse_result r = parse_tuning_overrides(
       base,
       "sum.block_threads=128,,sum.depth=2,scan.threads4=128,scan.items4=16,scan.threads8=256,scan.items8=32,"
-      "scan.prefetch=264,exact.waves=4,exact.interleave=1,rows.block_threads=512");
+      "scan.prefetch=264,exact.waves=4,exact.interleave=1,exact.load32=0,exact.load64=0,rows.block_threads=512");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.value.sum.block_threads, 128);
   EXPECT_EQ(r.value.sum.pass_depth, 2);
@@ -94,6 +101,8 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   EXPECT_EQ(r.value.scan.prefetch_tiles, 264);
   EXPECT_EQ(r.value.exact.waves, 4);
   EXPECT_EQ(r.value.exact.interleave, 1);
+  EXPECT_EQ(r.value.exact.load32, 0);
+  EXPECT_EQ(r.value.exact.load64, 0);
   EXPECT_EQ(r.value.rows.block_row_threads, 512);
   EXPECT_TRUE(parse_tuning_overrides(base, "").ok);
   EXPECT_TRUE(same(parse_tuning_overrides(base, "").value, base));
@@ -122,6 +131,8 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
                           "exact.waves=0",
                           "exact.waves=33",
                           "exact.interleave=2",
+                          "exact.load32=1",
+                          "exact.load64=4",
                           "rows.block_threads=32",
                           "rows.block_threads=1056",
                           "rows.block_threads=100"}) {

@@ -109,6 +109,24 @@ TEST(CudaExactSum, StreamedFormEqualsTheCpuAndTheReference) {
   ASSERT_TRUE(cuda::detail::set_tuning_overrides(nullptr));
 }
 
+// The streamed form's load flavours above the small sums (tuning.hpp exact.load32 / exact.load64 for binary32 and
+// binary64 inputs: 256-byte L2 fetches, or plain 16-byte loads, the high class's for binary32) are speed only: every
+// type pair and data set just above the small-sum bound (16 MiB: whole chunks, then the rows after the last one), at
+// offsets 0, 1 and 3, with the CPU's and the reference's bits under each (planted: the plain-load launch given n - 1
+// terms fails it).
+TEST(CudaExactSum, EveryLoadFlavourGivesTheCpuBits) {
+  DETRED_SKIP_WITHOUT_GPU();
+  for (const char* spec : {"exact.load32=2,exact.load64=2", "exact.load32=0,exact.load64=0"}) {
+    ASSERT_TRUE(cuda::detail::set_tuning_overrides(spec));
+    for_each_type_pair([&]<class A, class T>() {
+      const std::size_t n = (std::size_t{1} << 24) / sizeof(T) + 4099;
+      for (exact_dataset d : all_exact_datasets)
+        expect_gpu_exact<A, T>(exact_data<T>(d, n, n + 7), std::string(spec) + " " + name_of(d));
+    });
+  }
+  ASSERT_TRUE(cuda::detail::set_tuning_overrides(nullptr));
+}
+
 // The fast path's window (docs/EXACT.md "On the GPU"): terms at the window's bottom field and just below it, the
 // window moving up mid-stream, subnormals and zeros among them, at sizes around the vector, step and block
 // boundaries (and the offsets 0, 1, 3 of expect_gpu_exact: unaligned heads and tails).

@@ -105,6 +105,14 @@ struct exact_streamed_tuning : exact_default_tuning<T> {
   static constexpr int load = 2;
   static constexpr bool interleave = true;
 };
+// The streamed form with plain 16-byte loads (exact_load kind 0; tuning.hpp exact.load32 / exact.load64 = 0, for
+// binary32 and binary64 inputs): the same interleaved chunks. On the H200 the 256-byte L2 fetches cost binary32's
+// kernel 1 6-7% (1 GiB, bench_exact sweep: 0.93x CUB with them, 0.99x without); on the H100 they gain 1-2%
+// (docs/PERFORMANCE.md). Speed only: every vector is still read once and every term added once, exactly.
+template <class T>
+struct exact_streamed_plain_tuning : exact_streamed_tuning<T> {
+  static constexpr int load = 0;
+};
 // The streamed form with steps of 4 vectors: small sums of the binary32 family that do not take the single pass take
 // it (launch_exact_blocks_tuned). A small sum has few chunks, each thread one or two steps; shorter steps give more
 // blocks work and a shorter path to the block's end (H100, back to back: 2^20 halves and bfloat16 10.5 -> 9.3-10.1 us
@@ -894,15 +902,23 @@ inline void exact_check_size(std::uint64_t n) {
 }
 
 // Kernel 1 in the form the tuning asks for: the streamed form (exact.interleave=1) for n <= 2^40 (small sums with its
-// short steps, exact_small), else the default.
+// short steps, exact_small; larger ones with the load flavour of exact.load32 / exact.load64), else the default.
 template <class T>
 int launch_exact_blocks_tuned(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream,
                               long long*& block_limbs, unsigned*& block_flags) {
   exact_check_size(n);
   if (exact_small<T>(n))
     return launch_exact_blocks<T, exact_small_path_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
-  if (current_tuning().exact.interleave && n <= (std::uint64_t{1} << 40))
+  const exact_tuning tune = current_tuning().exact;
+  if (tune.interleave && n <= (std::uint64_t{1} << 40)) {
+    // binary16 and bfloat16 keep the 256-byte fetches: their plain loads are not measured on the H200.
+    if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
+      if ((std::same_as<T, double> ? tune.load64 : tune.load32) == 0)
+        return launch_exact_blocks<T, exact_streamed_plain_tuning<T>>(d_in, n, d_workspace, stream, block_limbs,
+                                                                      block_flags);
+    }
     return launch_exact_blocks<T, exact_streamed_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
+  }
   return launch_exact_blocks<T, exact_default_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
 }
 

@@ -75,9 +75,14 @@ struct scan_tuning {
 // interleave = 1 (the default): kernel 1 runs its streamed form (exact_streamed_tuning: block b takes the chunks b,
 // b + G, ... of a step's vectors, read with 256-byte L2 fetches) for n <= 2^40; 0: each block takes a contiguous
 // range (H100, bench_exact 15: f32 0.93x CUB with 0, 0.95-0.96x with 1; f64 full range 0.88x -> 0.93x).
+// load32, load64: the streamed form's loads above the small sums (16 MiB) for binary32 and for binary64 inputs: 2 (the
+// default) non-coherent 16-byte loads without L1 allocation, L2 fetching 256-byte blocks; 0 plain 16-byte loads.
+// binary16 and bfloat16 inputs always take 2.
 struct exact_tuning {
   int waves = 1;
   int interleave = 1;
+  int load32 = 2;
+  int load64 = 2;
 };
 
 // The row family (src/cuda/rows/): threads a block of the shared-memory log-sum-exp kernel (softmax, log_softmax and
@@ -97,13 +102,17 @@ struct tuning {
 // - both: the scans L2-prefetch the tile one SM count (132) ahead;
 // - high (H200): the canonical sum keeps two passes of loads in flight a warp (fp64 1 GiB about 0.94 -> 0.965x
 //   CUB's bandwidth; on the H100 it cost 0.4-0.7%) and runs large sums on 128-thread blocks, as two kernels (fp64
-//   1 GiB 0.980 -> 0.984-0.988x CUB, fp32 0.986 -> 0.993x; a tie on the H100, which keeps the single pass at 256).
+//   1 GiB 0.980 -> 0.984-0.988x CUB, fp32 0.986 -> 0.993x; a tie on the H100, which keeps the single pass at 256),
+//   and the exact sum's streamed kernel 1 reads binary32 inputs with plain 16-byte loads above 16 MiB
+//   (bench_exact sweep, 1 GiB: fp32 0.93 -> 0.99x CUB; the 256-byte L2 fetches, 1-2% faster on the H100, cost the
+//   H200 that much). binary64 keeps the 256-byte fetches: its plain loads are not yet measured on the H200.
 inline tuning defaults_for(bandwidth_class c) {
   tuning t;
   t.scan.prefetch_tiles = 132;
   if (c == bandwidth_class::high) {
     t.sum.pass_depth = 2;
     t.sum.block_threads = 128;
+    t.exact.load32 = 0;
   }
   return t;
 }
@@ -118,7 +127,8 @@ struct tuning_parse_result {
 // Applies a comma-separated list of key=value overrides to `base` (empty: base unchanged). Keys and their ranges:
 //   sum.block_threads (32..256, a multiple of 32), sum.depth (1, 2),
 //   scan.threads4, scan.threads8 (32, 64, 128, 256), scan.items4, scan.items8 (4, 8, 16, 32), scan.prefetch (0..4096),
-//   exact.waves (1..32), exact.interleave (0, 1), rows.block_threads (0: the default, or 64..1024, a multiple of 32).
+//   exact.waves (1..32), exact.interleave (0, 1), exact.load32, exact.load64 (0, 2), rows.block_threads (0: the
+//   default, or 64..1024, a multiple of 32).
 // A value outside its key's range, an unknown key or a malformed token leaves `base` as it was and reports the token.
 inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::string_view spec) {
   tuning_parse_result r{base, true, {}};
@@ -172,6 +182,10 @@ inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::strin
       t.exact.waves = v;
     else if (key == "exact.interleave" && one_of(v, {0, 1}))
       t.exact.interleave = v;
+    else if (key == "exact.load32" && one_of(v, {0, 2}))
+      t.exact.load32 = v;
+    else if (key == "exact.load64" && one_of(v, {0, 2}))
+      t.exact.load64 = v;
     else if (key == "rows.block_threads" && (v == 0 || (v >= 64 && v <= 1024 && v % 32 == 0)))
       t.rows.block_row_threads = v;
     else
