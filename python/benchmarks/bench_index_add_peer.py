@@ -50,6 +50,18 @@ def detred_call(path: str, out: torch.Tensor, index: torch.Tensor, source: torch
     return call
 
 
+def index_add_data(seed: int = 5) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The benchmark's tensors on the GPU: bf16 source rows [2^20 x 128], the same rows in fp32 (PyTorch's peer needs
+    the source in out's dtype), Zipf(1.1) row indices over 2^16 rows, and a zero fp32 output [2^16 x 128]."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    rows, d, m = 1 << 20, 128, 1 << 16
+    source = torch.empty(rows, d, device="cuda").uniform_(-1, 1, generator=g).to(torch.bfloat16)
+    index = zipf_index(rows, m, g)
+    out = torch.zeros(m, d, device="cuda")
+    torch.cuda.synchronize()  # the libraries run on the legacy default stream
+    return source, source.float(), index, out
+
+
 def distinct_results(fn, runs: int = 5) -> int:
     seen = set()
     for _ in range(runs):
@@ -64,14 +76,9 @@ def main() -> None:
     parser.add_argument("libraries", nargs="+")
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    g = torch.Generator(device="cuda").manual_seed(5)
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
-    rows, d, m = 1 << 20, 128, 1 << 16
-    source = torch.empty(rows, d, device="cuda").uniform_(-1, 1, generator=g).to(torch.bfloat16)
-    source32 = source.float()
-    index = zipf_index(rows, m, g)
-    out = torch.zeros(m, d, device="cuda")
-    torch.cuda.synchronize()  # the libraries run on the legacy default stream
+    source, source32, index, out = index_add_data()
+    m, d = out.shape
     calls = [detred_call(path, out, index, source) for path in args.libraries]
     torch.use_deterministic_algorithms(False)
     fns = calls + [lambda: out.index_add_(0, index, source32), lambda: out.index_add_(0, index, source.float())]

@@ -12,7 +12,7 @@ import argparse
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from bench_index_add_peer import detred_call, zipf_index
+from bench_index_add_peer import detred_call, index_add_data
 
 
 def kernel_medians(fn, calls: int = 20) -> list[tuple[str, float, float]]:
@@ -35,13 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("libraries", nargs="+")
     args = parser.parse_args()
-    g = torch.Generator(device="cuda").manual_seed(5)
-    rows, d, m = 1 << 20, 128, 1 << 16
-    source = torch.empty(rows, d, device="cuda").uniform_(-1, 1, generator=g).to(torch.bfloat16)
-    source32 = source.float()
-    index = zipf_index(rows, m, g)
-    out = torch.zeros(m, d, device="cuda")
-    torch.cuda.synchronize()  # the libraries run on the legacy default stream
+    source, source32, index, out = index_add_data()
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
     fns = [(path, detred_call(path, out, index, source)) for path in args.libraries]
     fns.append(("index_add_ (fp32 source)", lambda: out.index_add_(0, index, source32)))
