@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/support/bench_support.hpp"
+#include "bench/support/segment_offsets.hpp"
 #include "detred/cuda/scatter.hpp"
 
 namespace {
@@ -47,17 +48,6 @@ __global__ void atomic_scatter(const T* values, const int* index, float* out, st
     const std::uint64_t i = t / d, c = t - i * d;
     atomicAdd(out + std::uint64_t(index[i]) * d + c, detred::widen<float>(values[t]));
   }
-}
-
-// Segment offsets with lengths uniform in [0, 2 mean], until n values are used.
-std::vector<int> make_offsets(std::uint64_t n, std::uint64_t mean) {
-  std::vector<int> offsets{0};
-  std::uint64_t state = 12345;
-  while (std::uint64_t(offsets.back()) < n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    offsets.push_back(int(std::min<std::uint64_t>(n, std::uint64_t(offsets.back()) + (state >> 33) % (2 * mean + 1))));
-  }
-  return offsets;
 }
 
 void row(const std::string& name, double detred_s, double peer_s, const char* peer) {
@@ -157,7 +147,7 @@ int main(int argc, char** argv) {
   // segment_sum against CUB's segmented reduce.
   for (std::uint64_t mean : {16u, 256u, 4096u}) {
     if (!wanted("segment_sum mean " + std::to_string(mean))) continue;
-    const std::vector<int> offsets = make_offsets(n, mean);
+    const std::vector<int> offsets = make_segment_offsets(n, mean);
     const std::uint64_t segments = offsets.size() - 1;
     device_buffer<int> d_offsets(offsets.size());
     check(cudaMemcpy(d_offsets.get(), offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice),

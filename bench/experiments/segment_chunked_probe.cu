@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/experiments/segment_probe_harness.cuh"
 #include "detred/accumulators/plain.hpp"
 #include "detred/cuda/scatter.hpp"
 #include "detred/cuda/warp/row_warp.cuh"
@@ -45,14 +46,6 @@ __device__ R short_segment_sum(const T* __restrict__ x, std::uint64_t len) {
   return canonicalize_nan(root.result());
 }
 
-// Segment s is [offsets[s], offsets[s + 1]).
-struct csr_bounds {
-  const int* offsets;
-  __device__ void operator()(std::uint64_t s, std::uint64_t& begin, std::uint64_t& end) const {
-    begin = std::uint64_t(offsets[s]);
-    end = std::uint64_t(offsets[s + 1]);
-  }
-};
 
 template <class T>
 struct chunk_vectors {
@@ -245,140 +238,38 @@ __global__ void __launch_bounds__(32, BlocksPerSm)
 
 }  // namespace detred::cuda::detail
 
-namespace {
-
-using namespace detred::cuda::detail;
-
-void check(cudaError_t e, int line) {
-  if (e != cudaSuccess) {
-    std::printf("CUDA error %s at line %d\n", cudaGetErrorString(e), line);
-    std::exit(1);
-  }
-}
-#define CHECK(x) check((x), __LINE__)
-
-// The library's bench offsets (bench/bench_scatter.cu): lengths uniform in [0, 2 mean].
-std::vector<int> make_offsets(std::uint64_t n, std::uint64_t mean) {
-  std::vector<int> offsets{0};
-  std::uint64_t state = 12345;
-  while (std::uint64_t(offsets.back()) < n) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    offsets.push_back(int(std::min<std::uint64_t>(n, std::uint64_t(offsets.back()) + (state >> 33) % (2 * mean + 1))));
-  }
-  return offsets;
-}
-
-template <class F>
-float time_ms(F f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  cudaEventRecord(a);
-  f();
-  cudaEventRecord(b);
-  cudaEventSynchronize(b);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return ms;
-}
-
-float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class T>
-void run(const char* name, std::uint64_t n, int reps) {
-  using R = T;
-  int sms = 0;
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  std::vector<T> host(n);
-  std::uint64_t state = 99;
-  for (auto& v : host) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    v = T(double(std::int64_t(state >> 40) - (std::int64_t{1} << 23)) / double(1 << 20));
-  }
-  T* values = nullptr;
-  CHECK(cudaMalloc(&values, n * sizeof(T)));
-  CHECK(cudaMemcpy(values, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  void* flush = nullptr;
-  CHECK(cudaMalloc(&flush, 256 << 20));
-  for (int aligned_starts = 0; aligned_starts < 2; ++aligned_starts)
-    for (std::uint64_t mean : {16u, 256u, 1024u, 4096u, 16384u}) {
-      if (aligned_starts && mean != 4096) continue;
-      std::vector<int> offsets = make_offsets(n, mean);
-      if (aligned_starts)
-        for (std::size_t i = 0; i + 1 < offsets.size(); ++i) offsets[i] &= ~(16 / int(sizeof(T)) - 1);
-      const std::uint64_t segments = offsets.size() - 1;
-      int* d_offsets = nullptr;
-      CHECK(cudaMalloc(&d_offsets, offsets.size() * sizeof(int)));
-      CHECK(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
-      std::vector<R*> out(5);
-      for (auto& o : out) CHECK(cudaMalloc(&o, segments * sizeof(R)));
-      std::size_t cub_bytes = 0;
-      cub::DeviceSegmentedReduce::Sum(nullptr, cub_bytes, values, out[0], int(segments), d_offsets, d_offsets + 1);
-      void* cub_workspace = nullptr;
-      CHECK(cudaMalloc(&cub_workspace, cub_bytes));
-      unsigned long long* counter = nullptr;
-      CHECK(cudaMalloc(&counter, sizeof(unsigned long long)));
-      const csr_bounds bounds{d_offsets};
-      const unsigned grid = unsigned(std::min<std::uint64_t>(segments, std::uint64_t(sms) * 256));
-      std::size_t no_bytes = 0;
-      const std::vector<std::pair<const char*, std::function<void()>>> forms = {
-          {"cub", [&] { cub::DeviceSegmentedReduce::Sum(cub_workspace, cub_bytes, values, out[0], int(segments),
-                                                        d_offsets, d_offsets + 1); }},
-          {"library", [&] { detred::cuda::segment_sum(out[1], no_bytes, values, d_offsets, out[1], segments); }},
-          {"chunked8", [&] { chunked_segment_kernel<R, T, csr_bounds, 8><<<grid, 32>>>(values, out[2], segments,
-                                                                                       nullptr, bounds); }},
-          {"chunked10", [&] { chunked_segment_kernel<R, T, csr_bounds, 10><<<grid, 32>>>(values, out[3], segments,
-                                                                                         nullptr, bounds); }},
-          {"persistent", [&] {
-             cudaMemsetAsync(counter, 0, sizeof(unsigned long long));
-             chunked_persistent_kernel<R, T, csr_bounds, 8><<<unsigned(sms * 8), 32>>>(values, out[4], segments, bounds,
-                                                                                     counter);
-           }}};
-      for (auto& f : forms) f.second();
-      CHECK(cudaDeviceSynchronize());
-      std::vector<std::vector<R>> results(out.size(), std::vector<R>(segments));
-      for (std::size_t k = 0; k < out.size(); ++k)
-        CHECK(cudaMemcpy(results[k].data(), out[k], segments * sizeof(R), cudaMemcpyDeviceToHost));
-      std::vector<std::vector<float>> times(forms.size());
-      for (int r = 0; r < reps; ++r)
-        for (std::size_t k = 0; k < forms.size(); ++k) {
-          CHECK(cudaMemset(flush, r, 256 << 20));
-          times[k].push_back(time_ms(forms[k].second));
-        }
-      CHECK(cudaGetLastError());
-      std::printf("%s mean %5llu%s (%llu segments):", name, (unsigned long long)mean, aligned_starts ? " aligned" : "",
-                  (unsigned long long)segments);
-      const float t_cub = median(times[0]);
-      for (std::size_t k = 0; k < forms.size(); ++k) {
-        std::size_t differ = 0;
-        if (k >= 2)
-          for (std::uint64_t s = 0; s < segments; ++s)
-            differ += std::memcmp(&results[k][s], &results[1][s], sizeof(R)) != 0;
-        std::printf("  %s %.4f ms (%.3fx)", forms[k].first, median(times[k]), t_cub / median(times[k]));
-        if (k >= 2) std::printf(" [%zu differ]", differ);
-      }
-      std::printf("\n");
-      for (auto& o : out) cudaFree(o);
-      cudaFree(d_offsets);
-      cudaFree(cub_workspace);
-      cudaFree(counter);
-    }
-  cudaFree(values);
-  cudaFree(flush);
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
+  using namespace detred::cuda::detail;
+  using segment_probe::check;
+  using segment_probe::csr_bounds;
   const int reps = argc > 1 ? std::atoi(argv[1]) : 25;
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), __LINE__);
   cudaDeviceProp p;
-  CHECK(cudaGetDeviceProperties(&p, 0));
+  check(cudaGetDeviceProperties(&p, 0), __LINE__);
   std::printf("%s; ratios are CUB's time over each form's\n", p.name);
-  run<float>("f32", std::uint64_t{1} << 26, reps);
-  run<double>("f64", std::uint64_t{1} << 25, reps);
+  // One block a segment, up to 256 blocks an SM (the library's launch).
+  const auto grid = [&](std::uint64_t segments) {
+    return unsigned(std::min<std::uint64_t>(segments, std::uint64_t(sms) * 256));
+  };
+  unsigned long long* counter = nullptr;  // the persistent form's next segment
+  check(cudaMalloc(&counter, sizeof(unsigned long long)), __LINE__);
+  const auto forms = [&](auto type) {
+    using T = decltype(type);
+    return std::vector<segment_probe::form<T>>{
+        {"chunked8",
+         [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           chunked_segment_kernel<T, T, csr_bounds, 8><<<grid(s), 32>>>(v, out, s, nullptr, csr_bounds{o});
+         }},
+        {"chunked10",
+         [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           chunked_segment_kernel<T, T, csr_bounds, 10><<<grid(s), 32>>>(v, out, s, nullptr, csr_bounds{o});
+         }},
+        {"persistent", [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           cudaMemsetAsync(counter, 0, sizeof(unsigned long long));
+           chunked_persistent_kernel<T, T, csr_bounds, 8><<<unsigned(sms * 8), 32>>>(v, out, s, csr_bounds{o}, counter);
+         }}};
+  };
+  segment_probe::run<float>("f32", std::uint64_t{1} << 26, reps, forms(float{}));
+  segment_probe::run<double>("f64", std::uint64_t{1} << 25, reps, forms(double{}));
 }
