@@ -9,8 +9,8 @@
 // every run). Timed against cub::DeviceSegmentedReduce::Sum and the library's segment_sum as
 // segment_chunked_probe.cu is, at 8, 6 and 12 blocks an SM. Not part of the library. Build: cmake --build build
 // --target segment_block_probe; run: build/bench/segment_block_probe [reps]
-#include <cub/device/device_segmented_reduce.cuh>
 #include <cuda_runtime_api.h>
+#include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -32,13 +32,11 @@
 
 namespace detred::cuda::detail {
 
-
-
 // Block of block_warps warps a segment: each warp stages 8 rows (one region, 4 KiB) of the segment through cp.async
 // and reduces them to the region's root; warp 0 pushes the region roots in position order (and the last, partial
 // region's rows and tail from its stager's buffer) into its counter. Short segments: one warp each, in turn.
 inline constexpr int block_warps = 4;
-inline constexpr int region_vectors = 256;            // 8 rows x 32 lanes
+inline constexpr int region_vectors = 256;                // 8 rows x 32 lanes
 inline constexpr int stage_vectors = region_vectors + 4;  // + the vector after the region (skewed rows)
 
 template <class R, class T, class Bounds, int BlocksPerSm>
@@ -53,153 +51,137 @@ __global__ void __launch_bounds__(32 * block_warps, BlocksPerSm)
   __shared__ Acc region_roots[2][block_warps];
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const widened_leaf<Acc> leaf{};
-  const std::uint64_t count = segments;
-  const std::uint64_t grid = gridDim.x;
-  for (std::uint64_t first = blockIdx.x; first < count; first += 32 * grid) {
-    const std::uint64_t mine = first + std::uint64_t(lane) * grid;
-    std::uint64_t b = 0, e = 0;
-    if (mine < count) bounds(mine, b, e);
-    unsigned todo = __ballot_sync(0xffffffffu, mine < count);
-    while (todo != 0) {
-      const int source = __ffs(todo) - 1;
-      todo &= todo - 1;
-      const std::uint64_t begin = __shfl_sync(0xffffffffu, b, source), end = __shfl_sync(0xffffffffu, e, source);
-      const std::uint64_t len = end - begin;
-      const std::uint64_t slot = first + std::uint64_t(source) * grid;
-      if (len < region) {
-        if ((source & (block_warps - 1)) == warp) {
-          const R result = short_segment_sum<R, T>(values + begin, len);
-          if (lane == 0) out[slot] = result;
-        }
-        continue;
+  unsigned turn = 0;  // the short segments go to the block's warps in turn
+  for_each_block_segment(segments, bounds, [&](std::uint64_t slot, std::uint64_t begin, std::uint64_t end) {
+    const std::uint64_t len = end - begin;
+    if (len < region) {
+      if (int(turn++ % block_warps) == warp) {
+        const R result = short_segment_sum<R, T>(values + begin, len);
+        if (lane == 0) out[slot] = result;
       }
-      const T* x = values + begin;
-      const unsigned skew = unsigned(reinterpret_cast<std::uintptr_t>(x) & 15);
-      const unsigned skew_elements = skew / unsigned(sizeof(T));
-      const char* aligned = reinterpret_cast<const char*>(x) - skew;
-      const std::uint64_t vectors = (skew + len * sizeof(T) + 15) / 16;
-      const bool head_whole = skew == 0 || begin * sizeof(T) >= skew;
-      const std::uint64_t last = vectors - 1;
-      const unsigned last_elements = unsigned(skew + len * sizeof(T) - last * 16) / unsigned(sizeof(T));
-      // Vector k of the segment's aligned span into dst: a 16-byte asynchronous copy, or element by element where the
-      // vector reaches outside the segment at its ends.
-      const auto stage_vector = [&](std::uint64_t k, uint4* dst) {
-        if (k >= vectors) return;
-        if (k == 0 && !head_whole) {
-          T* el = reinterpret_cast<T*>(dst);
-          for (unsigned i = skew_elements; i < unsigned(V); ++i) el[i] = x[i - skew_elements];
-        } else if (k == last && last_elements < unsigned(V)) {
-          T* el = reinterpret_cast<T*>(dst);
-          for (unsigned i = 0; i < unsigned(V); ++i) el[i] = i < last_elements ? x[k * V + i - skew_elements] : T{};
-        } else {
-          copy_vector_async(dst, aligned + k * 16);
-        }
-      };
-      // Row q's lane vector from a stage buffer (words `words`).
-      const auto read = [&](const uint4* buffer, int q) {
-        if (skew == 0) return buffer[q * 32 + lane];
-        const unsigned* words = reinterpret_cast<const unsigned*>(buffer);
-        const unsigned word = unsigned(q) * 128 + 4 * unsigned(lane) + (skew >> 2);
-        if constexpr (sizeof(T) <= 4) {
-          if ((skew & 3) == 0) return ring_lane_vector<true>(words, ~0u, word, 0, lane);
-        }
-        return ring_lane_vector<false>(words, ~0u, word, skew & 3, lane);
-      };
-      const std::uint64_t regions = (len + region - 1) / region;  // the last may be partial
-      warp_counter<Acc> counter;
-      const std::uint64_t passes = (regions + block_warps - 1) / block_warps;
-      // Stages this warp's region of pass p into buffer p & 1 (one commit group, empty past the last region).
-      const auto issue = [&](std::uint64_t p) {
-        const std::uint64_t r = p * block_warps + std::uint64_t(warp);
-        uint4* buffer = stage[p & 1][warp];
-        if (r < regions) {
-          const std::uint64_t base = r * region_vectors;
+      return;
+    }
+    const T* x = values + begin;
+    const unsigned skew = unsigned(reinterpret_cast<std::uintptr_t>(x) & 15);
+    const unsigned skew_elements = skew / unsigned(sizeof(T));
+    const char* aligned = reinterpret_cast<const char*>(x) - skew;
+    const std::uint64_t vectors = (skew + len * sizeof(T) + 15) / 16;
+    const bool head_whole = skew == 0 || begin * sizeof(T) >= skew;
+    const std::uint64_t last = vectors - 1;
+    const unsigned last_elements = unsigned(skew + len * sizeof(T) - last * 16) / unsigned(sizeof(T));
+    // Vector k of the segment's aligned span into dst: a 16-byte asynchronous copy, or element by element where the
+    // vector reaches outside the segment at its ends.
+    const auto stage_vector = [&](std::uint64_t k, uint4* dst) {
+      if (k >= vectors) return;
+      if (k == 0 && !head_whole) {
+        T* el = reinterpret_cast<T*>(dst);
+        for (unsigned i = skew_elements; i < unsigned(V); ++i) el[i] = x[i - skew_elements];
+      } else if (k == last && last_elements < unsigned(V)) {
+        T* el = reinterpret_cast<T*>(dst);
+        for (unsigned i = 0; i < unsigned(V); ++i) el[i] = i < last_elements ? x[k * V + i - skew_elements] : T{};
+      } else {
+        copy_vector_async(dst, aligned + k * 16);
+      }
+    };
+    // Row q's lane vector from a stage buffer (words `words`).
+    const auto read = [&](const uint4* buffer, int q) {
+      if (skew == 0) return buffer[q * 32 + lane];
+      const unsigned* words = reinterpret_cast<const unsigned*>(buffer);
+      const unsigned word = unsigned(q) * 128 + 4 * unsigned(lane) + (skew >> 2);
+      if constexpr (sizeof(T) <= 4) {
+        if ((skew & 3) == 0) return ring_lane_vector<true>(words, ~0u, word, 0, lane);
+      }
+      return ring_lane_vector<false>(words, ~0u, word, skew & 3, lane);
+    };
+    const std::uint64_t regions = (len + region - 1) / region;  // the last may be partial
+    warp_counter<Acc> counter;
+    const std::uint64_t passes = (regions + block_warps - 1) / block_warps;
+    // Stages this warp's region of pass p into buffer p & 1 (one commit group, empty past the last region).
+    const auto issue = [&](std::uint64_t p) {
+      const std::uint64_t r = p * block_warps + std::uint64_t(warp);
+      uint4* buffer = stage[p & 1][warp];
+      if (r < regions) {
+        const std::uint64_t base = r * region_vectors;
 #pragma unroll
-          for (int i = 0; i < 8; ++i) stage_vector(base + std::uint64_t(32 * i + lane), &buffer[32 * i + lane]);
-          if (lane == 0 && skew != 0) stage_vector(base + region_vectors, &buffer[region_vectors]);
-        }
-        commit_async_copies();
-      };
-      issue(0);
-      for (std::uint64_t p = 0; p < passes; ++p) {
-        __syncwarp();  // every lane has read the buffer that the next issue refills
-        issue(p + 1);
-        wait_async_copies_but<1>();
-        __syncwarp();
-        const std::uint64_t r = p * block_warps + std::uint64_t(warp);
-        if (r < regions && (r + 1) * region <= len) {
-          Acc lane_root[8];
+        for (int i = 0; i < 8; ++i) stage_vector(base + std::uint64_t(32 * i + lane), &buffer[32 * i + lane]);
+        if (lane == 0 && skew != 0) stage_vector(base + region_vectors, &buffer[region_vectors]);
+      }
+      commit_async_copies();
+    };
+    issue(0);
+    for (std::uint64_t p = 0; p < passes; ++p) {
+      __syncwarp();  // every lane has read the buffer that the next issue refills
+      issue(p + 1);
+      wait_async_copies_but<1>();
+      __syncwarp();
+      const std::uint64_t r = p * block_warps + std::uint64_t(warp);
+      if (r < regions && (r + 1) * region <= len) {
+        Acc lane_root[8];
 #pragma unroll
-          for (int q = 0; q < 8; ++q) {
-            Acc node[V];
-            vector_leaves<Acc, T>(read(stage[p & 1][warp], q),
-                                  r * region + std::uint64_t(q) * segment + std::uint64_t(lane) * V, leaf, node);
-            lane_root[q] = lane_tree<Acc, V>(node);
-          }
-          const Acc root = warp_rows_root<8>(lane_root);
-          if (lane == 0) region_roots[p & 1][warp] = root;
+        for (int q = 0; q < 8; ++q) {
+          Acc node[V];
+          vector_leaves<Acc, T>(read(stage[p & 1][warp], q),
+                                r * region + std::uint64_t(q) * segment + std::uint64_t(lane) * V, leaf, node);
+          lane_root[q] = lane_tree<Acc, V>(node);
         }
-        __syncthreads();
-        if (warp == 0) {
-          for (int w = 0; w < block_warps; ++w) {
-            const std::uint64_t rw = p * block_warps + std::uint64_t(w);
-            if (rw >= regions) break;
-            if ((rw + 1) * region <= len) {
-              counter.push(region_roots[p & 1][w], lane_level + 8);
-            } else {
-              // The partial region: its full rows one by one, then its tail, from warp w's buffer.
-              const std::uint64_t at = rw * region;
-              const int rows = int((len - at) / segment);
-              for (int q = 0; q < rows; ++q)
-                push_segment_root<Acc, T>(read(stage[p & 1][w], q), at + std::uint64_t(q) * segment, leaf, counter);
-              const int rest = int(len - at - std::uint64_t(rows) * segment);
-              if (rest > 0) {
-                const T* elements = reinterpret_cast<const T*>(stage[p & 1][w]) + skew_elements + rows * int(segment);
-                Acc node[V];
+        const Acc root = warp_rows_root<8>(lane_root);
+        if (lane == 0) region_roots[p & 1][warp] = root;
+      }
+      __syncthreads();
+      if (warp == 0) {
+        for (int w = 0; w < block_warps; ++w) {
+          const std::uint64_t rw = p * block_warps + std::uint64_t(w);
+          if (rw >= regions) break;
+          if ((rw + 1) * region <= len) {
+            counter.push(region_roots[p & 1][w], lane_level + 8);
+          } else {
+            // The partial region: its full rows one by one, then its tail, from warp w's buffer.
+            const std::uint64_t at = rw * region;
+            const int rows = int((len - at) / segment);
+            for (int q = 0; q < rows; ++q)
+              push_segment_root<Acc, T>(read(stage[p & 1][w], q), at + std::uint64_t(q) * segment, leaf, counter);
+            const int rest = int(len - at - std::uint64_t(rows) * segment);
+            if (rest > 0) {
+              const T* elements = reinterpret_cast<const T*>(stage[p & 1][w]) + skew_elements + rows * int(segment);
+              Acc node[V];
 #pragma unroll
-                for (int i = 0; i < V; ++i)
-                  node[i] = lane * V + i < rest ? leaf(elements[lane * V + i],
-                                                       at + std::uint64_t(rows) * segment + std::uint64_t(lane * V + i))
-                                                : Acc{};
-                push_tail_nodes<Acc, T>(node, rest, counter);
-              }
+              for (int i = 0; i < V; ++i)
+                node[i] = lane * V + i < rest ? leaf(elements[lane * V + i],
+                                                     at + std::uint64_t(rows) * segment + std::uint64_t(lane * V + i))
+                                              : Acc{};
+              push_tail_nodes<Acc, T>(node, rest, counter);
             }
           }
         }
       }
-      wait_async_copies_but<0>();
-      __syncthreads();  // warp 0 has read the last pass's buffers and roots before the next segment's stages
-      if (warp == 0) {
-        const R result = canonicalize_nan(counter.fold().result());
-        if (lane == 0) out[slot] = result;
-      }
     }
-  }
+    wait_async_copies_but<0>();
+    __syncthreads();  // warp 0 has read the last pass's buffers and roots before the next segment's stages
+    if (warp == 0) {
+      const R result = canonicalize_nan(counter.fold().result());
+      if (lane == 0) out[slot] = result;
+    }
+  });
 }
+
 }  // namespace detred::cuda::detail
 
 int main(int argc, char** argv) {
   using namespace detred::cuda::detail;
   using segment_probe::check;
   using segment_probe::csr_bounds;
-  const int reps = argc > 1 ? std::atoi(argv[1]) : 25;
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), __LINE__);
-  cudaDeviceProp p;
-  check(cudaGetDeviceProperties(&p, 0), __LINE__);
-  std::printf("%s; ratios are CUB's time over each form's\n", p.name);
-  // One block a segment, up to 256 blocks an SM (the library's launch).
-  const auto grid = [&](std::uint64_t segments) {
-    return unsigned(std::min<std::uint64_t>(segments, std::uint64_t(sms) * 256));
-  };
+  const segment_probe::probe_setup setup = segment_probe::setup(argc, argv);
+  const int reps = setup.reps;
+  const auto grid = [&](std::uint64_t segments) { return setup.grid(segments); };
   const auto forms = [&](auto type) {
     using T = decltype(type);
     // The largest shared-memory carveout, as the library's staged kernel asks.
     for (const void* kernel : {reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 8>),
                                reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 6>),
                                reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 12>)})
-      check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
-            __LINE__);
+      check(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
+          __LINE__);
     return std::vector<segment_probe::form<T>>{
         {"block4x8",
          [&](const T* v, const int* o, std::uint64_t s, T* out) {

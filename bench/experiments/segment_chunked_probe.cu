@@ -11,8 +11,8 @@
 // (168 registers, small spills), and persistent warps taking segments from a counter with the next segment's bounds
 // read ahead. Not part of the library. Build: cmake --build build --target segment_chunked_probe; run:
 // build/bench/segment_chunked_probe [reps]
-#include <cub/device/device_segmented_reduce.cuh>
 #include <cuda_runtime_api.h>
+#include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -30,22 +30,11 @@
 #include "detred/cuda/warp/row_warp.cuh"
 #include "detred/cuda/warp/warp_tile.cuh"
 #include "detred/rows.hpp"
+#include "src/cuda/scatter/segment_staged.cuh"
 
 namespace detred::cuda::detail {
 
-// Segments shorter than one region of 8 rows take warp_row_root's tile-free form (the library's short_segment_sum).
-template <class T>
-inline constexpr std::uint64_t min_chunked_elements = std::uint64_t(8) * 32 * tile_shape<T>::vector_elements;
-
-template <class R, class T>
-__device__ R short_segment_sum(const T* __restrict__ x, std::uint64_t len) {
-  using Acc = plain_accumulator<R>;
-  const Acc root = (reinterpret_cast<std::uintptr_t>(x) & 15) == 0
-                       ? warp_row_root<Acc, T, true, widened_leaf<Acc>, false>(x, len, widened_leaf<Acc>{})
-                       : warp_row_root<Acc, T, false, widened_leaf<Acc>, false>(x, len, widened_leaf<Acc>{});
-  return canonicalize_nan(root.result());
-}
-
+// Segments shorter than staged_min_elements<T> (one region of 8 rows) take the library's short_segment_sum.
 
 template <class T>
 struct chunk_vectors {
@@ -90,7 +79,6 @@ struct chunk_vectors {
     std::memcpy(&raw, e, sizeof(raw));
     return raw;
   }
-
 };
 
 // f(std::integral_constant<int, i>{}) for i = 0 .. N - 1: row indices known at compile time, so that the rows' values
@@ -117,7 +105,7 @@ __device__ __forceinline__ Acc butterfly_root(Acc v) {
   return v;
 }
 
-// The canonical sum of values[begin, end), end - begin >= min_chunked_elements<T>, by one warp a chunk at a time.
+// The canonical sum of values[begin, end), end - begin >= staged_min_elements<T>, by one warp a chunk at a time.
 // Warp-uniform; returned in every lane.
 template <class R, class T>
 __device__ R chunked_segment_sum(const T* __restrict__ values, std::uint64_t begin, std::uint64_t end) {
@@ -180,7 +168,8 @@ __device__ R chunked_segment_sum(const T* __restrict__ values, std::uint64_t beg
       std::memcpy(e, &raw, sizeof(raw));
       Acc node[V];
 #pragma unroll
-      for (int i = 0; i < V; ++i) node[i] = lane * V + i < rest ? leaf(e[i], first + std::uint64_t(lane * V + i)) : Acc{};
+      for (int i = 0; i < V; ++i)
+        node[i] = lane * V + i < rest ? leaf(e[i], first + std::uint64_t(lane * V + i)) : Acc{};
       push_tail_nodes<Acc, T>(node, rest, counter);
     }
   }
@@ -192,24 +181,12 @@ __global__ void __launch_bounds__(32, BlocksPerSm)
     chunked_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
                            const std::uint64_t* d_segments, Bounds bounds) {
   const std::uint64_t count = d_segments ? *d_segments : segments;
-  const int lane = int(threadIdx.x & 31);
-  const std::uint64_t grid = gridDim.x;
-  for (std::uint64_t first = blockIdx.x; first < count; first += 32 * grid) {
-    const std::uint64_t mine = first + std::uint64_t(lane) * grid;
-    std::uint64_t b = 0, e = 0;
-    if (mine < count) bounds(mine, b, e);
-    unsigned todo = __ballot_sync(0xffffffffu, mine < count);
-    while (todo != 0) {
-      const int source = __ffs(todo) - 1;
-      todo &= todo - 1;
-      const std::uint64_t begin = __shfl_sync(0xffffffffu, b, source), end = __shfl_sync(0xffffffffu, e, source);
-      const R result = end - begin >= min_chunked_elements<T> ? chunked_segment_sum<R, T>(values, begin, end)
-                                                             : short_segment_sum<R, T>(values + begin, end - begin);
-      if (lane == 0) out[first + std::uint64_t(source) * grid] = result;
-    }
-  }
+  for_each_block_segment(count, bounds, [&](std::uint64_t slot, std::uint64_t begin, std::uint64_t end) {
+    const R result = end - begin >= staged_min_elements<T> ? chunked_segment_sum<R, T>(values, begin, end)
+                                                           : short_segment_sum<R, T>(values + begin, end - begin);
+    if ((threadIdx.x & 31) == 0) out[slot] = result;
+  });
 }
-
 
 // Persistent warps that take segments from a counter, the next segment's bounds read before the current one is
 // reduced.
@@ -229,7 +206,7 @@ __global__ void __launch_bounds__(32, BlocksPerSm)
     t = __shfl_sync(0xffffffffu, t, 0);
     std::uint64_t nb = 0, ne = 0;
     if (t < count) bounds(t, nb, ne);
-    const R result = e - b >= min_chunked_elements<T> ? chunked_segment_sum<R, T>(values, b, e)
+    const R result = e - b >= staged_min_elements<T> ? chunked_segment_sum<R, T>(values, b, e)
                                                      : short_segment_sum<R, T>(values + b, e - b);
     if (lane == 0) out[s] = result;
     s = t, b = nb, e = ne;
@@ -242,16 +219,9 @@ int main(int argc, char** argv) {
   using namespace detred::cuda::detail;
   using segment_probe::check;
   using segment_probe::csr_bounds;
-  const int reps = argc > 1 ? std::atoi(argv[1]) : 25;
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), __LINE__);
-  cudaDeviceProp p;
-  check(cudaGetDeviceProperties(&p, 0), __LINE__);
-  std::printf("%s; ratios are CUB's time over each form's\n", p.name);
-  // One block a segment, up to 256 blocks an SM (the library's launch).
-  const auto grid = [&](std::uint64_t segments) {
-    return unsigned(std::min<std::uint64_t>(segments, std::uint64_t(sms) * 256));
-  };
+  const segment_probe::probe_setup setup = segment_probe::setup(argc, argv);
+  const int reps = setup.reps, sms = setup.sms;
+  const auto grid = [&](std::uint64_t segments) { return setup.grid(segments); };
   unsigned long long* counter = nullptr;  // the persistent form's next segment
   check(cudaMalloc(&counter, sizeof(unsigned long long)), __LINE__);
   const auto forms = [&](auto type) {

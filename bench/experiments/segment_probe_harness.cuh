@@ -5,8 +5,8 @@
 // time over the form's, and the number of segments whose bits differ from the library's.
 #pragma once
 
-#include <cub/device/device_segmented_reduce.cuh>
 #include <cuda_runtime_api.h>
+#include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -37,6 +37,25 @@ struct csr_bounds {
     end = std::uint64_t(offsets[s + 1]);
   }
 };
+
+// The probes' command line and device: `reps` from argv[1] (default 25), the SM count, and the library's launch of
+// one block a segment up to 256 blocks an SM (grid). Prints the device's name.
+struct probe_setup {
+  int reps = 25;
+  int sms = 0;
+  unsigned grid(std::uint64_t segments) const {
+    return unsigned(std::min<std::uint64_t>(segments, std::uint64_t(sms) * 256));
+  }
+};
+inline probe_setup setup(int argc, char** argv) {
+  probe_setup p;
+  if (argc > 1) p.reps = std::atoi(argv[1]);
+  check(cudaDeviceGetAttribute(&p.sms, cudaDevAttrMultiProcessorCount, 0), __LINE__);
+  cudaDeviceProp properties;
+  check(cudaGetDeviceProperties(&properties, 0), __LINE__);
+  std::printf("%s; ratios are CUB's time over each form's\n", properties.name);
+  return p;
+}
 
 // A form under test: its name and its launch, out[s] for s < segments on the legacy default stream.
 template <class T>
@@ -96,10 +115,8 @@ void run(const char* name, std::uint64_t n, int reps, const std::vector<form<T>>
       check(cudaMalloc(&cub_workspace, cub_bytes), __LINE__);
       std::size_t no_bytes = 0;
       std::vector<form<T>> all = {
-          {"cub",
-           [&](const T* v, const int* o, std::uint64_t s, T* out) {
-             cub::DeviceSegmentedReduce::Sum(cub_workspace, cub_bytes, v, out, int(s), o, o + 1);
-           }},
+          {"cub", [&](const T* v, const int* o, std::uint64_t s,
+                      T* out) { cub::DeviceSegmentedReduce::Sum(cub_workspace, cub_bytes, v, out, int(s), o, o + 1); }},
           {"library", [&](const T* v, const int* o, std::uint64_t s, T* out) {
              detred::cuda::segment_sum(out, no_bytes, v, o, out, s);
            }}};

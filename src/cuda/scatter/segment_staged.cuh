@@ -274,16 +274,11 @@ __device__ R staged_segment_sum(const T* __restrict__ values, std::uint64_t begi
   return result;
 }
 
-// The canonical segment sums: one block of 32 threads, grid-stride over the segments; the lanes read 32 segments'
-// bounds at once (block b's segments b, b + grid, ...), and the warp reduces them in turn, those of at least
-// staged_min_elements<T> through the ring, the others by short_segment_sum. `segments`: the count, or (when d_segments
-// is set) an upper bound with the count in device memory.
-template <class R, class T, class Bounds>
-__global__ void __launch_bounds__(32, canonical_blocks_per_sm)
-    canonical_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
-                             const std::uint64_t* d_segments, Bounds bounds) {
-  __shared__ uint4 ring[32 * staged_ring_groups];
-  const std::uint64_t count = d_segments ? *d_segments : segments;
+// Calls f(slot, begin, end) for this block's segments b, b + grid, b + 2 grid, ... (b = blockIdx.x) in that order,
+// every lane of the warp with the same arguments (segment `slot` is [begin, end)): the lanes read 32 segments' bounds
+// at once. `count`: the number of segments.
+template <class Bounds, class F>
+__device__ __forceinline__ void for_each_block_segment(std::uint64_t count, const Bounds& bounds, F&& f) {
   const int lane = int(threadIdx.x & 31);
   const std::uint64_t grid = gridDim.x;
   for (std::uint64_t first = blockIdx.x; first < count; first += 32 * grid) {
@@ -294,12 +289,25 @@ __global__ void __launch_bounds__(32, canonical_blocks_per_sm)
     while (todo != 0) {
       const int source = __ffs(todo) - 1;
       todo &= todo - 1;
-      const std::uint64_t begin = __shfl_sync(0xffffffffu, b, source), end = __shfl_sync(0xffffffffu, e, source);
-      const R result = end - begin >= staged_min_elements<T> ? staged_segment_sum<R, T>(values, begin, end, ring)
-                                                             : short_segment_sum<R, T>(values + begin, end - begin);
-      if (lane == 0) out[first + std::uint64_t(source) * grid] = result;
+      f(first + std::uint64_t(source) * grid, __shfl_sync(0xffffffffu, b, source), __shfl_sync(0xffffffffu, e, source));
     }
   }
+}
+
+// The canonical segment sums: one block of 32 threads, grid-stride over the segments (for_each_block_segment), those
+// of at least staged_min_elements<T> through the ring, the others by short_segment_sum. `segments`: the count, or
+// (when d_segments is set) an upper bound with the count in device memory.
+template <class R, class T, class Bounds>
+__global__ void __launch_bounds__(32, canonical_blocks_per_sm)
+    canonical_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
+                             const std::uint64_t* d_segments, Bounds bounds) {
+  __shared__ uint4 ring[32 * staged_ring_groups];
+  const std::uint64_t count = d_segments ? *d_segments : segments;
+  for_each_block_segment(count, bounds, [&](std::uint64_t slot, std::uint64_t begin, std::uint64_t end) {
+    const R result = end - begin >= staged_min_elements<T> ? staged_segment_sum<R, T>(values, begin, end, ring)
+                                                           : short_segment_sum<R, T>(values + begin, end - begin);
+    if ((threadIdx.x & 31) == 0) out[slot] = result;
+  });
 }
 
 }  // namespace detred::cuda::detail
