@@ -1,15 +1,19 @@
-// Experiment (docs/PERFORMANCE.md, "Scattered and segmented sums", "Where the time goes": the block-a-segment form):
+// Experiment (docs/PERFORMANCE.md, "Scattered and segmented sums", "Where the time goes": the block-a-segment forms):
 // the canonical segment sum with a block of 4 warps a long segment, as CUB's segmented reduce gives each segment a
-// block. Each warp stages one region (8 rows of 32 lane vectors, 4 KiB) of the segment into its own shared buffer by
-// cp.async (two buffers: the next pass's region is in flight while this one is reduced), reads the lane vectors at any
-// byte offset as the library's ring does (ring_lane_vector), and writes the region's root; after one block barrier a
-// pass, warp 0 pushes the pass's region roots in position order into its counter (and the last, partial region's
-// rows and tail from its stager's buffer). Segments shorter than a region: one warp each, in turn. The same tree
-// nodes as warp_row_root, so the same bits as the library (the probe counts the segments whose bits differ: 0 in
-// every run). Timed against cub::DeviceSegmentedReduce::Sum and the library's segment_sum as
-// segment_chunked_probe.cu is, at 8, 6 and 12 blocks an SM. Not part of the library. Build: cmake --build build
-// --target segment_block_probe; run: build/bench/segment_block_probe [reps]
-#include <cuda_runtime_api.h>
+// block. Two forms, each giving the library's bits (the probe counts the segments whose bits differ: 0 in every run):
+//   - staged (block_segment_kernel, "block4xB"): each warp stages one region (8 rows of 32 lane vectors, 4 KiB) a pass
+//     into its own shared buffer by cp.async (two buffers: the next pass's region in flight), reads the lane vectors at
+//     any byte offset as the library's ring does, and writes the region's root; after one block barrier a pass, warp 0
+//     pushes the pass's region roots in position order (the last, partial region's rows and tail from its stager's
+//     buffer). Segments shorter than a region: one warp each, in turn, by the library's short_segment_sum.
+//   - registers (register_block_segment_kernel, "regs4xB"): each warp holds its region in registers (8 lane vectors a
+//     lane, one 16-byte load each where the segment starts on a 16-byte boundary, V element loads where it does not;
+//     "nc": non-coherent element loads, two 8-byte loads where 8-byte aligned), reduces it to its root, and warp 0
+//     joins the roots after one barrier a tile; the end region leaves its lane roots and tail leaves in shared memory.
+//     Segments shorter than a region: one warp each, in turn, with the same loads.
+// B: blocks an SM the kernel is compiled for. Timed against cub::DeviceSegmentedReduce::Sum and the library's
+// segment_sum as segment_chunked_probe.cu is. Not part of the library. Build: cmake --build build --target
+// segment_block_probe; run: build/bench/segment_block_probe [reps]
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
@@ -164,6 +168,183 @@ __global__ void __launch_bounds__(32 * block_warps, BlocksPerSm)
   });
 }
 
+// The root of one full segment from its lane roots (v: this lane's): warp_segment_root's 5-level butterfly.
+template <class Acc>
+__device__ __forceinline__ Acc butterfly_root(Acc v) {
+  const int lane = int(threadIdx.x & 31);
+#pragma unroll
+  for (int level = 0; level < 5; ++level) {
+    const Acc other = detail::shuffle_xor(v, 1 << level);
+    v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
+  }
+  return v;
+}
+
+// This lane's vectors of the region of `count` elements at x (rows of 32 lane vectors; count <= 8 rows): raw[q] for
+// the full rows q < count / (32 V), one 16-byte load where x is 16-byte aligned and V element loads where it is not
+// (one branch a region, so that each form's loads are one straight run), the rest zero; and `tail`, this lane's
+// elements of the row that holds the region's end when it is not whole (zero past the end). All loads are issued
+// before any is used.
+template <class T, bool NcElements>
+__device__ __forceinline__ void load_region(const T* __restrict__ x, bool aligned, int count, uint4 (&raw)[8],
+                                            T (&tail)[tile_shape<T>::vector_elements]) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = int(threadIdx.x & 31);
+  const int rows = count / (32 * V), rest = count - rows * 32 * V;
+  if (aligned) {
+#pragma unroll
+    for (int q = 0; q < 8; ++q)
+      raw[q] = q < rows ? __ldg(reinterpret_cast<const uint4*>(x + (q * 32 + lane) * V)) : make_uint4(0, 0, 0, 0);
+  } else if (NcElements && sizeof(T) == 4 && (reinterpret_cast<std::uintptr_t>(x) & 7) == 0) {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const uint2* p = reinterpret_cast<const uint2*>(x + (q * 32 + lane) * V);
+      if (q < rows) {
+        const uint2 lo = __ldg(p), hi = __ldg(p + 1);
+        raw[q] = make_uint4(lo.x, lo.y, hi.x, hi.y);
+      } else {
+        raw[q] = make_uint4(0, 0, 0, 0);
+      }
+    }
+  } else if (NcElements) {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      if (q < rows) {
+        const unsigned short* p16 = reinterpret_cast<const unsigned short*>(x + (q * 32 + lane) * V);
+        const unsigned* p32 = reinterpret_cast<const unsigned*>(x + (q * 32 + lane) * V);
+        if constexpr (sizeof(T) == 2) {
+          unsigned short h[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) h[i] = __ldg(p16 + i);
+          std::memcpy(&raw[q], h, sizeof(uint4));
+        } else {
+          raw[q] = make_uint4(__ldg(p32), __ldg(p32 + 1), __ldg(p32 + 2), __ldg(p32 + 3));
+        }
+      } else {
+        raw[q] = make_uint4(0, 0, 0, 0);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < 8; ++q)
+      raw[q] = q < rows ? load_lane_vector<T, false>(x + (q * 32 + lane) * V) : make_uint4(0, 0, 0, 0);
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) tail[i] = lane * V + i < rest ? x[rows * 32 * V + lane * V + i] : T{};
+}
+
+// The lane roots of a region's rows (from load_region's raw; rows past the full ones give unused values) and this
+// lane's leaves of its tail (Acc{} past the end); `at` is the region's first index in the segment.
+template <class Acc, class T>
+__device__ __forceinline__ void region_lane_roots(const uint4 (&raw)[8],
+                                                  const T (&tail)[tile_shape<T>::vector_elements], std::uint64_t at,
+                                                  int count, Acc (&lane_root)[8],
+                                                  Acc (&tail_leaves)[tile_shape<T>::vector_elements]) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  constexpr int segment = 32 * V;
+  const int lane = int(threadIdx.x & 31);
+  const widened_leaf<Acc> leaf{};
+  const int rows = count / segment, rest = count - rows * segment;
+#pragma unroll
+  for (int q = 0; q < 8; ++q) {
+    Acc node[V];
+    vector_leaves<Acc, T>(raw[q], at + std::uint64_t(q * 32 + lane) * V, leaf, node);
+    lane_root[q] = lane_tree<Acc, V>(node);
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+    tail_leaves[i] = lane * V + i < rest ? leaf(tail[i], at + std::uint64_t(rows * segment + lane * V + i)) : Acc{};
+}
+
+// The register form: blocks of 4 warps, each tile of a long segment held in registers (warp w loads rows 8w .. 8w + 7,
+// one region, all 8 loads in flight) and reduced to its region's root; after one block barrier a tile, warp 0 pushes
+// the tile's region roots in position order. The region that holds the segment's end leaves its rows' lane roots and
+// its tail's leaves in shared memory for warp 0. Segments shorter than a region: one warp each, in turn, with the same
+// loads (its rows' roots and its tail pushed into its own counter).
+template <class R, class T, class Bounds, int BlocksPerSm, bool NcElements = false>
+__global__ void __launch_bounds__(32 * block_warps, BlocksPerSm)
+    register_block_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
+                                  Bounds bounds) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  constexpr int lane_level = tile_shape<T>::lane_level;
+  constexpr int segment = 32 * V;
+  constexpr int region = 8 * segment;
+  constexpr std::uint64_t tile = std::uint64_t(block_warps) * region;
+  using Acc = plain_accumulator<R>;
+  __shared__ Acc region_roots[2][block_warps];
+  __shared__ Acc end_lane_roots[8][32];  // the end region's full rows: lane roots
+  __shared__ Acc end_tail[V][32];        // the end region's tail: leaves (Acc{} past the end)
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  unsigned turn = 0;  // the short segments go to the block's warps in turn
+  for_each_block_segment(segments, bounds, [&](std::uint64_t slot, std::uint64_t begin, std::uint64_t end) {
+    const std::uint64_t len = end - begin;
+    const T* x = values + begin;
+    const bool aligned = (reinterpret_cast<std::uintptr_t>(x) & 15) == 0;
+    if (len < std::uint64_t(region)) {
+      if (int(turn++ % block_warps) != warp) return;
+      uint4 raw[8];
+      T tail[V];
+      load_region<T, NcElements>(x, aligned, int(len), raw, tail);
+      Acc lane_root[8], tail_leaves[V];
+      region_lane_roots<Acc, T>(raw, tail, 0, int(len), lane_root, tail_leaves);
+      const int rows = int(len) / segment, rest = int(len) - rows * segment;
+      warp_counter<Acc> counter;
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (q < rows) counter.push(butterfly_root(lane_root[q]), lane_level + 5);
+      if (rest > 0) push_tail_nodes<Acc, T>(tail_leaves, rest, counter);
+      const R result = canonicalize_nan(counter.fold().result());
+      if (lane == 0) out[slot] = result;
+      return;
+    }
+    const std::uint64_t tiles = (len + tile - 1) / tile;
+    warp_counter<Acc> counter;
+    for (std::uint64_t t = 0; t < tiles; ++t) {
+      const std::uint64_t at = t * tile + std::uint64_t(warp) * region;  // this warp's region
+      const int count = at >= len ? 0 : len - at < std::uint64_t(region) ? int(len - at) : region;
+      uint4 raw[8];
+      T tail[V];
+      load_region<T, NcElements>(x + at, aligned, count, raw, tail);
+      Acc lane_root[8], tail_leaves[V];
+      region_lane_roots<Acc, T>(raw, tail, at, count, lane_root, tail_leaves);
+      if (count == region) {
+        const Acc root = warp_rows_root<8>(lane_root);
+        if (lane == 0) region_roots[t & 1][warp] = root;
+      } else if (count > 0) {
+#pragma unroll
+        for (int q = 0; q < 8; ++q) end_lane_roots[q][lane] = lane_root[q];
+#pragma unroll
+        for (int i = 0; i < V; ++i) end_tail[i][lane] = tail_leaves[i];
+      }
+      __syncthreads();
+      if (warp == 0) {
+        for (int w = 0; w < block_warps; ++w) {
+          const std::uint64_t aw = t * tile + std::uint64_t(w) * region;
+          if (aw >= len) break;
+          if (len - aw >= std::uint64_t(region)) {
+            counter.push(region_roots[t & 1][w], lane_level + 8);
+          } else {
+            const int end_count = int(len - aw);
+            const int end_rows = end_count / segment, end_rest = end_count - end_rows * segment;
+            for (int q = 0; q < end_rows; ++q) counter.push(butterfly_root(end_lane_roots[q][lane]), lane_level + 5);
+            if (end_rest > 0) {
+              Acc node[V];
+#pragma unroll
+              for (int i = 0; i < V; ++i) node[i] = end_tail[i][lane];
+              push_tail_nodes<Acc, T>(node, end_rest, counter);
+            }
+          }
+        }
+      }
+    }
+    __syncthreads();  // warp 0 has read the end region before the next segment writes it
+    if (warp == 0) {
+      const R result = canonicalize_nan(counter.fold().result());
+      if (lane == 0) out[slot] = result;
+    }
+  });
+}
+
 }  // namespace detred::cuda::detail
 
 int main(int argc, char** argv) {
@@ -178,7 +359,7 @@ int main(int argc, char** argv) {
     // The largest shared-memory carveout, as the library's staged kernel asks.
     for (const void* kernel : {reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 8>),
                                reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 6>),
-                               reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 12>)})
+                               reinterpret_cast<const void*>(register_block_segment_kernel<T, T, csr_bounds, 8>)})
       check(
           cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
           __LINE__);
@@ -191,8 +372,16 @@ int main(int argc, char** argv) {
          [&](const T* v, const int* o, std::uint64_t s, T* out) {
            block_segment_kernel<T, T, csr_bounds, 6><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
          }},
-        {"block4x12", [&](const T* v, const int* o, std::uint64_t s, T* out) {
-           block_segment_kernel<T, T, csr_bounds, 12><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
+        {"regs4x7",
+         [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           register_block_segment_kernel<T, T, csr_bounds, 7><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
+         }},
+        {"regs4x7nc",
+         [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           register_block_segment_kernel<T, T, csr_bounds, 7, true><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
+         }},
+        {"regs4x6", [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           register_block_segment_kernel<T, T, csr_bounds, 6><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
          }}};
   };
   segment_probe::run<float>("f32", std::uint64_t{1} << 26, reps, forms(float{}));
