@@ -10,7 +10,8 @@
 //     lane, one 16-byte load each where the segment starts on a 16-byte boundary, V element loads where it does not;
 //     "nc": non-coherent element loads, two 8-byte loads where 8-byte aligned), reduces it to its root, and warp 0
 //     joins the roots after one barrier a tile; the end region leaves its lane roots and tail leaves in shared memory.
-//     Segments shorter than a region: one warp each, in turn, with the same loads.
+//     Segments shorter than a region: one warp each, in turn, with the same loads. "w8r4": 8 warps of 4 rows each
+//     (a region of 4 rows, its root by each row's butterfly) instead of 4 warps of 8 rows.
 // B: blocks an SM the kernel is compiled for. Timed against cub::DeviceSegmentedReduce::Sum and the library's
 // segment_sum as segment_chunked_probe.cu is. Not part of the library. Build: cmake --build build --target
 // segment_block_probe; run: build/bench/segment_block_probe [reps]
@@ -185,19 +186,19 @@ __device__ __forceinline__ Acc butterfly_root(Acc v) {
 // (one branch a region, so that each form's loads are one straight run), the rest zero; and `tail`, this lane's
 // elements of the row that holds the region's end when it is not whole (zero past the end). All loads are issued
 // before any is used.
-template <class T, bool NcElements>
-__device__ __forceinline__ void load_region(const T* __restrict__ x, bool aligned, int count, uint4 (&raw)[8],
+template <class T, bool NcElements, int Rows>
+__device__ __forceinline__ void load_region(const T* __restrict__ x, bool aligned, int count, uint4 (&raw)[Rows],
                                             T (&tail)[tile_shape<T>::vector_elements]) {
   constexpr int V = tile_shape<T>::vector_elements;
   const int lane = int(threadIdx.x & 31);
   const int rows = count / (32 * V), rest = count - rows * 32 * V;
   if (aligned) {
 #pragma unroll
-    for (int q = 0; q < 8; ++q)
+    for (int q = 0; q < Rows; ++q)
       raw[q] = q < rows ? __ldg(reinterpret_cast<const uint4*>(x + (q * 32 + lane) * V)) : make_uint4(0, 0, 0, 0);
   } else if (NcElements && sizeof(T) == 4 && (reinterpret_cast<std::uintptr_t>(x) & 7) == 0) {
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
+    for (int q = 0; q < Rows; ++q) {
       const uint2* p = reinterpret_cast<const uint2*>(x + (q * 32 + lane) * V);
       if (q < rows) {
         const uint2 lo = __ldg(p), hi = __ldg(p + 1);
@@ -208,7 +209,7 @@ __device__ __forceinline__ void load_region(const T* __restrict__ x, bool aligne
     }
   } else if (NcElements) {
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
+    for (int q = 0; q < Rows; ++q) {
       if (q < rows) {
         const unsigned short* p16 = reinterpret_cast<const unsigned short*>(x + (q * 32 + lane) * V);
         const unsigned* p32 = reinterpret_cast<const unsigned*>(x + (q * 32 + lane) * V);
@@ -226,7 +227,7 @@ __device__ __forceinline__ void load_region(const T* __restrict__ x, bool aligne
     }
   } else {
 #pragma unroll
-    for (int q = 0; q < 8; ++q)
+    for (int q = 0; q < Rows; ++q)
       raw[q] = q < rows ? load_lane_vector<T, false>(x + (q * 32 + lane) * V) : make_uint4(0, 0, 0, 0);
   }
 #pragma unroll
@@ -235,10 +236,10 @@ __device__ __forceinline__ void load_region(const T* __restrict__ x, bool aligne
 
 // The lane roots of a region's rows (from load_region's raw; rows past the full ones give unused values) and this
 // lane's leaves of its tail (Acc{} past the end); `at` is the region's first index in the segment.
-template <class Acc, class T>
-__device__ __forceinline__ void region_lane_roots(const uint4 (&raw)[8],
+template <class Acc, class T, int Rows>
+__device__ __forceinline__ void region_lane_roots(const uint4 (&raw)[Rows],
                                                   const T (&tail)[tile_shape<T>::vector_elements], std::uint64_t at,
-                                                  int count, Acc (&lane_root)[8],
+                                                  int count, Acc (&lane_root)[Rows],
                                                   Acc (&tail_leaves)[tile_shape<T>::vector_elements]) {
   constexpr int V = tile_shape<T>::vector_elements;
   constexpr int segment = 32 * V;
@@ -246,7 +247,7 @@ __device__ __forceinline__ void region_lane_roots(const uint4 (&raw)[8],
   const widened_leaf<Acc> leaf{};
   const int rows = count / segment, rest = count - rows * segment;
 #pragma unroll
-  for (int q = 0; q < 8; ++q) {
+  for (int q = 0; q < Rows; ++q) {
     Acc node[V];
     vector_leaves<Acc, T>(raw[q], at + std::uint64_t(q * 32 + lane) * V, leaf, node);
     lane_root[q] = lane_tree<Acc, V>(node);
@@ -256,24 +257,44 @@ __device__ __forceinline__ void region_lane_roots(const uint4 (&raw)[8],
     tail_leaves[i] = lane * V + i < rest ? leaf(tail[i], at + std::uint64_t(rows * segment + lane * V + i)) : Acc{};
 }
 
+// The root of a region of Rows complete rows from its lane roots: warp_rows_root for 8 rows; for 4 or 2, each row's
+// butterfly and the rows joined pairwise (the same nodes).
+template <int Rows, class Acc>
+__device__ __forceinline__ Acc region_root(Acc (&lane_root)[Rows]) {
+  if constexpr (Rows == 8) {
+    return warp_rows_root<8>(lane_root);
+  } else {
+    Acc r[Rows];
+#pragma unroll
+    for (int q = 0; q < Rows; ++q) r[q] = butterfly_root(lane_root[q]);
+#pragma unroll
+    for (int width = Rows; width > 1; width /= 2)
+#pragma unroll
+      for (int i = 0; i < width / 2; ++i) r[i] = detail::merged(r[2 * i], r[2 * i + 1]);
+    return r[0];
+  }
+}
+
 // The register form: blocks of 4 warps, each tile of a long segment held in registers (warp w loads rows 8w .. 8w + 7,
 // one region, all 8 loads in flight) and reduced to its region's root; after one block barrier a tile, warp 0 pushes
 // the tile's region roots in position order. The region that holds the segment's end leaves its rows' lane roots and
 // its tail's leaves in shared memory for warp 0. Segments shorter than a region: one warp each, in turn, with the same
 // loads (its rows' roots and its tail pushed into its own counter).
-template <class R, class T, class Bounds, int BlocksPerSm, bool NcElements = false>
-__global__ void __launch_bounds__(32 * block_warps, BlocksPerSm)
+template <class R, class T, class Bounds, int BlocksPerSm, bool NcElements = false, int Warps = block_warps,
+          int Rows = 8>
+__global__ void __launch_bounds__(32 * Warps, BlocksPerSm)
     register_block_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
                                   Bounds bounds) {
   constexpr int V = tile_shape<T>::vector_elements;
   constexpr int lane_level = tile_shape<T>::lane_level;
   constexpr int segment = 32 * V;
-  constexpr int region = 8 * segment;
-  constexpr std::uint64_t tile = std::uint64_t(block_warps) * region;
+  constexpr int region = Rows * segment;
+  constexpr int region_level = lane_level + 5 + (Rows == 8 ? 3 : Rows == 4 ? 2 : 1);
+  constexpr std::uint64_t tile = std::uint64_t(Warps) * region;
   using Acc = plain_accumulator<R>;
-  __shared__ Acc region_roots[2][block_warps];
-  __shared__ Acc end_lane_roots[8][32];  // the end region's full rows: lane roots
-  __shared__ Acc end_tail[V][32];        // the end region's tail: leaves (Acc{} past the end)
+  __shared__ Acc region_roots[2][Warps];
+  __shared__ Acc end_lane_roots[Rows][32];  // the end region's full rows: lane roots
+  __shared__ Acc end_tail[V][32];           // the end region's tail: leaves (Acc{} past the end)
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   unsigned turn = 0;  // the short segments go to the block's warps in turn
   for_each_block_segment(segments, bounds, [&](std::uint64_t slot, std::uint64_t begin, std::uint64_t end) {
@@ -281,16 +302,16 @@ __global__ void __launch_bounds__(32 * block_warps, BlocksPerSm)
     const T* x = values + begin;
     const bool aligned = (reinterpret_cast<std::uintptr_t>(x) & 15) == 0;
     if (len < std::uint64_t(region)) {
-      if (int(turn++ % block_warps) != warp) return;
-      uint4 raw[8];
+      if (int(turn++ % Warps) != warp) return;
+      uint4 raw[Rows];
       T tail[V];
-      load_region<T, NcElements>(x, aligned, int(len), raw, tail);
-      Acc lane_root[8], tail_leaves[V];
-      region_lane_roots<Acc, T>(raw, tail, 0, int(len), lane_root, tail_leaves);
+      load_region<T, NcElements, Rows>(x, aligned, int(len), raw, tail);
+      Acc lane_root[Rows], tail_leaves[V];
+      region_lane_roots<Acc, T, Rows>(raw, tail, 0, int(len), lane_root, tail_leaves);
       const int rows = int(len) / segment, rest = int(len) - rows * segment;
       warp_counter<Acc> counter;
 #pragma unroll
-      for (int q = 0; q < 8; ++q)
+      for (int q = 0; q < Rows; ++q)
         if (q < rows) counter.push(butterfly_root(lane_root[q]), lane_level + 5);
       if (rest > 0) push_tail_nodes<Acc, T>(tail_leaves, rest, counter);
       const R result = canonicalize_nan(counter.fold().result());
@@ -302,27 +323,27 @@ __global__ void __launch_bounds__(32 * block_warps, BlocksPerSm)
     for (std::uint64_t t = 0; t < tiles; ++t) {
       const std::uint64_t at = t * tile + std::uint64_t(warp) * region;  // this warp's region
       const int count = at >= len ? 0 : len - at < std::uint64_t(region) ? int(len - at) : region;
-      uint4 raw[8];
+      uint4 raw[Rows];
       T tail[V];
-      load_region<T, NcElements>(x + at, aligned, count, raw, tail);
-      Acc lane_root[8], tail_leaves[V];
-      region_lane_roots<Acc, T>(raw, tail, at, count, lane_root, tail_leaves);
+      load_region<T, NcElements, Rows>(x + at, aligned, count, raw, tail);
+      Acc lane_root[Rows], tail_leaves[V];
+      region_lane_roots<Acc, T, Rows>(raw, tail, at, count, lane_root, tail_leaves);
       if (count == region) {
-        const Acc root = warp_rows_root<8>(lane_root);
+        const Acc root = region_root<Rows>(lane_root);
         if (lane == 0) region_roots[t & 1][warp] = root;
       } else if (count > 0) {
 #pragma unroll
-        for (int q = 0; q < 8; ++q) end_lane_roots[q][lane] = lane_root[q];
+        for (int q = 0; q < Rows; ++q) end_lane_roots[q][lane] = lane_root[q];
 #pragma unroll
         for (int i = 0; i < V; ++i) end_tail[i][lane] = tail_leaves[i];
       }
       __syncthreads();
       if (warp == 0) {
-        for (int w = 0; w < block_warps; ++w) {
+        for (int w = 0; w < Warps; ++w) {
           const std::uint64_t aw = t * tile + std::uint64_t(w) * region;
           if (aw >= len) break;
           if (len - aw >= std::uint64_t(region)) {
-            counter.push(region_roots[t & 1][w], lane_level + 8);
+            counter.push(region_roots[t & 1][w], region_level);
           } else {
             const int end_count = int(len - aw);
             const int end_rows = end_count / segment, end_rest = end_count - end_rows * segment;
@@ -358,8 +379,7 @@ int main(int argc, char** argv) {
     using T = decltype(type);
     // The largest shared-memory carveout, as the library's staged kernel asks.
     for (const void* kernel : {reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 8>),
-                               reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 6>),
-                               reinterpret_cast<const void*>(register_block_segment_kernel<T, T, csr_bounds, 8>)})
+                               reinterpret_cast<const void*>(register_block_segment_kernel<T, T, csr_bounds, 7>)})
       check(
           cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
           __LINE__);
@@ -367,10 +387,6 @@ int main(int argc, char** argv) {
         {"block4x8",
          [&](const T* v, const int* o, std::uint64_t s, T* out) {
            block_segment_kernel<T, T, csr_bounds, 8><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
-         }},
-        {"block4x6",
-         [&](const T* v, const int* o, std::uint64_t s, T* out) {
-           block_segment_kernel<T, T, csr_bounds, 6><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
          }},
         {"regs4x7",
          [&](const T* v, const int* o, std::uint64_t s, T* out) {
@@ -380,8 +396,8 @@ int main(int argc, char** argv) {
          [&](const T* v, const int* o, std::uint64_t s, T* out) {
            register_block_segment_kernel<T, T, csr_bounds, 7, true><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
          }},
-        {"regs4x6", [&](const T* v, const int* o, std::uint64_t s, T* out) {
-           register_block_segment_kernel<T, T, csr_bounds, 6><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
+        {"w8r4x5", [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           register_block_segment_kernel<T, T, csr_bounds, 5, false, 8, 4><<<grid(s), 256>>>(v, out, s, csr_bounds{o});
          }}};
   };
   segment_probe::run<float>("f32", std::uint64_t{1} << 26, reps, forms(float{}));
