@@ -169,18 +169,6 @@ __global__ void __launch_bounds__(32 * block_warps, BlocksPerSm)
   });
 }
 
-// The root of one full segment from its lane roots (v: this lane's): warp_segment_root's 5-level butterfly.
-template <class Acc>
-__device__ __forceinline__ Acc butterfly_root(Acc v) {
-  const int lane = int(threadIdx.x & 31);
-#pragma unroll
-  for (int level = 0; level < 5; ++level) {
-    const Acc other = detail::shuffle_xor(v, 1 << level);
-    v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
-  }
-  return v;
-}
-
 // This lane's vectors of the region of `count` elements at x (rows of 32 lane vectors; count <= 8 rows): raw[q] for
 // the full rows q < count / (32 V), one 16-byte load where x is 16-byte aligned and V element loads where it is not
 // (one branch a region, so that each form's loads are one straight run), the rest zero; and `tail`, this lane's

@@ -92,19 +92,6 @@ __device__ __forceinline__ void unrolled_rows(F&& f) {
   unrolled_rows_impl<N>(f, std::make_integer_sequence<int, N>{});
 }
 
-// The root of one full segment from its lane roots (v: this lane's): warp_segment_root's 5-level butterfly, lower
-// lanes on the left. In every lane.
-template <class Acc>
-__device__ __forceinline__ Acc butterfly_root(Acc v) {
-  const int lane = int(threadIdx.x & 31);
-#pragma unroll
-  for (int level = 0; level < 5; ++level) {
-    const Acc other = detail::shuffle_xor(v, 1 << level);
-    v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
-  }
-  return v;
-}
-
 // The canonical sum of values[begin, end), end - begin >= staged_min_elements<T>, by one warp a chunk at a time.
 // Warp-uniform; returned in every lane.
 template <class R, class T>

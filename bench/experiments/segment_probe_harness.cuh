@@ -1,8 +1,9 @@
-// What the segment-sum probes (segment_chunked_probe.cu, segment_block_probe.cu) share: their data (2^26 fp32 or 2^25
-// fp64 values, segment lengths of mean 16 to 16384 as bench_scatter times, and mean 4096 with the starts rounded down
-// to 16-byte boundaries), their peers (cub::DeviceSegmentedReduce::Sum and the library's canonical segment_sum) and
-// their report: for each form the median of `reps` single calls, each after a 256 MiB memset that clears L2, as CUB's
-// time over the form's, and the number of segments whose bits differ from the library's.
+// What the segment-sum probes (segment_chunked_probe.cu, segment_block_probe.cu) share: a segment's root from its
+// lane roots (butterfly_root), their data (2^26 fp32 or 2^25 fp64 values, segment lengths of mean 16 to 16384 as
+// bench_scatter times, and mean 4096 with the starts rounded down to 16-byte boundaries), their peers
+// (cub::DeviceSegmentedReduce::Sum and the library's canonical segment_sum) and their report: for each form the median
+// of `reps` single calls, each after a 256 MiB memset that clears L2, as CUB's time over the form's, and the number of
+// segments whose bits differ from the library's.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,6 +20,24 @@
 
 #include "bench/support/segment_offsets.hpp"
 #include "detred/cuda/scatter.hpp"
+#include "detred/cuda/warp/row_warp.cuh"
+
+namespace detred::cuda::detail {
+
+// The root of one full segment (32 lane vectors) from its lane roots (v: this lane's): warp_segment_root's 5-level
+// butterfly, lower lanes on the left. In every lane.
+template <class Acc>
+__device__ __forceinline__ Acc butterfly_root(Acc v) {
+  const int lane = int(threadIdx.x & 31);
+#pragma unroll
+  for (int level = 0; level < 5; ++level) {
+    const Acc other = detail::shuffle_xor(v, 1 << level);
+    v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
+  }
+  return v;
+}
+
+}  // namespace detred::cuda::detail
 
 namespace segment_probe {
 
