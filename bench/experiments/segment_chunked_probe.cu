@@ -227,6 +227,9 @@ int main(int argc, char** argv) {
            chunked_persistent_kernel<T, T, csr_bounds, 8><<<unsigned(sms * 8), 32>>>(v, out, s, csr_bounds{o}, counter);
          }}};
   };
-  segment_probe::run<float>("f32", std::uint64_t{1} << 26, reps, forms(float{}));
-  segment_probe::run<double>("f64", std::uint64_t{1} << 25, reps, forms(double{}));
+  const std::uint64_t differing = segment_probe::run<float>("f32", std::uint64_t{1} << 26, reps, forms(float{})) +
+                                  segment_probe::run<double>("f64", std::uint64_t{1} << 25, reps, forms(double{}));
+  if (differing != 0)
+    std::printf("FAILED: %llu segments differ from the library's bits\n", (unsigned long long)differing);
+  return differing == 0 ? 0 : 1;
 }

@@ -104,8 +104,10 @@ inline float median(std::vector<float> v) {
 }
 
 // Times CUB, the library and `forms` on every data set of one type (T: float or double) and prints a line a data set.
+// Returns the number of segments, over all forms and data sets, whose bits differ from the library's (the probes exit
+// with status 1 when it is not 0: every form must give the library's bits).
 template <class T>
-void run(const char* name, std::uint64_t n, int reps, const std::vector<form<T>>& forms) {
+std::uint64_t run(const char* name, std::uint64_t n, int reps, const std::vector<form<T>>& forms) {
   std::vector<T> host(n);
   std::uint64_t state = 99;
   for (auto& v : host) {
@@ -117,6 +119,7 @@ void run(const char* name, std::uint64_t n, int reps, const std::vector<form<T>>
   check(cudaMemcpy(values, host.data(), n * sizeof(T), cudaMemcpyHostToDevice), __LINE__);
   void* flush = nullptr;
   check(cudaMalloc(&flush, 256 << 20), __LINE__);
+  std::uint64_t differing = 0;
   for (int aligned_starts = 0; aligned_starts < 2; ++aligned_starts)
     for (std::uint64_t mean : {16u, 256u, 1024u, 4096u, 16384u}) {
       if (aligned_starts && mean != 4096) continue;
@@ -164,6 +167,7 @@ void run(const char* name, std::uint64_t n, int reps, const std::vector<form<T>>
           for (std::uint64_t s = 0; s < segments; ++s)
             differ += std::memcmp(&results[k][s], &results[1][s], sizeof(T)) != 0;
           std::printf(" [%zu differ]", differ);
+          differing += differ;
         }
       }
       std::printf("\n");
@@ -173,6 +177,7 @@ void run(const char* name, std::uint64_t n, int reps, const std::vector<form<T>>
     }
   cudaFree(values);
   cudaFree(flush);
+  return differing;
 }
 
 }  // namespace segment_probe
