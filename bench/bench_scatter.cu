@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
       const double t = single_call_seconds(
           [&] {
             detred::cuda::segment_sum(out.get(), bytes, values.get(), d_offsets.get(), out.get(), segments, nullptr,
-                                      {method});
+                                      {method, 0, n});
           },
           reps);
       row("segment_sum " + std::string(method == detred::sum_method::tree ? "canonical" : "exact") + " mean " +
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
       const double t = single_call_seconds(
           [&] {
             detred::cuda::segment_sum(out.get(), bytes, values.get(), d_offsets.get(), out.get(), segments, nullptr,
-                                      {detred::sum_method::tree});
+                                      {detred::sum_method::tree, 0, n});
           },
           reps);
       row("  canonical, aligned starts", t, t_cub_aligned, "cub SegmentedReduce");

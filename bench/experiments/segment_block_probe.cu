@@ -1,20 +1,24 @@
 // Experiment (docs/PERFORMANCE.md, "Scattered and segmented sums", "Where the time goes": the block-a-segment forms):
-// the canonical segment sum with a block of 4 warps a long segment, as CUB's segmented reduce gives each segment a
-// block. Two forms, each giving the library's bits (the probe counts the segments whose bits differ: 0 in every run):
-//   - staged (block_segment_kernel, "block4xB"): each warp stages one region (8 rows of 32 lane vectors, 4 KiB) a pass
+// the canonical segment sum with a block of warps a long segment, as CUB's segmented reduce gives each segment a
+// block. Each form gives the library's bits (the probe counts the segments whose bits differ: 0 in every run):
+//   - staged (block_segment_kernel, "block4x8"): each warp stages one region (8 rows of 32 lane vectors, 4 KiB) a pass
 //     into its own shared buffer by cp.async (two buffers: the next pass's region in flight), reads the lane vectors at
 //     any byte offset as the library's ring does, and writes the region's root; after one block barrier a pass, warp 0
 //     pushes the pass's region roots in position order (the last, partial region's rows and tail from its stager's
 //     buffer). Segments shorter than a region: one warp each, in turn, by the library's short_segment_sum.
-//   - registers (register_block_segment_kernel, "regs4xB"): each warp holds its region in registers (8 lane vectors a
-//     lane, one 16-byte load each where the segment starts on a 16-byte boundary, V element loads where it does not;
-//     "nc": non-coherent element loads, two 8-byte loads where 8-byte aligned), reduces it to its root, and warp 0
-//     joins the roots after one barrier a tile; the end region leaves its lane roots and tail leaves in shared memory.
-//     Segments shorter than a region: one warp each, in turn, with the same loads. "w8r4": 8 warps of 4 rows each
-//     (a region of 4 rows, its root by each row's butterfly) instead of 4 warps of 8 rows.
-// B: blocks an SM the kernel is compiled for. Timed against cub::DeviceSegmentedReduce::Sum and the library's
-// segment_sum as segment_chunked_probe.cu is. Not part of the library. Build: cmake --build build --target
-// segment_block_probe; run: build/bench/segment_block_probe [reps]
+//   - registers (register_block_segment_kernel, "regs4xB" and "w2r8xB": the library's register_segment_kernel, which
+//     segment_sum takes for long mean lengths in the shapes w2r8x12 and regs4x8): each warp holds its region in
+//     registers (8 lane vectors a lane, one 16-byte load each where the segment starts on a 16-byte boundary, V
+//     element loads where it does not), reduces it to its root, and warp 0 joins the roots after one barrier a tile;
+//     the end region leaves its lane roots and tail leaves in shared memory. Segments shorter than a region: one warp
+//     each, in turn, with the same loads. Variants: "shared" and "L1", the largest shared-memory or L1 carveout instead
+//     of the driver's default; "nc", non-coherent element loads, two 8-byte loads where 8-byte aligned; "g2", half as
+//     many blocks (two segments a block); "realign", whole aligned vectors realigned by shuffles off a 16-byte
+//     boundary; "h128" and "h256", loads with the L2::128B or L2::256B fetch hint; "w2r8xB", 2 warps of 8 rows;
+//     "w8r4x5", 8 warps of 4 rows (a region of 4 rows, its root by each row's butterfly) at 5 blocks an SM.
+// Timed against cub::DeviceSegmentedReduce::Sum and the library's segment_sum (without and with the values count) as
+// segment_chunked_probe.cu is. Build: cmake --build build --target segment_block_probe; run:
+// build/bench/segment_block_probe [reps]
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
@@ -169,18 +173,68 @@ __global__ void __launch_bounds__(32 * block_warps, BlocksPerSm)
   });
 }
 
+// Non-coherent loads with an L2 fetch-size hint (Hint 1: L2::128B, 2: L2::256B).
+template <int Hint>
+__device__ __forceinline__ uint4 load16_hinted(const void* p) {
+  uint4 r;
+  if constexpr (Hint == 1)
+    asm volatile("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+  else
+    asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+  return r;
+}
+template <int Hint>
+__device__ __forceinline__ unsigned load4_hinted(const void* p) {
+  unsigned r;
+  if constexpr (Hint == 1)
+    asm volatile("ld.global.nc.L2::128B.u32 %0, [%1];" : "=r"(r) : "l"(p));
+  else
+    asm volatile("ld.global.nc.L2::256B.u32 %0, [%1];" : "=r"(r) : "l"(p));
+  return r;
+}
+
 // This lane's vectors of the region of `count` elements at x (rows of 32 lane vectors; count <= 8 rows): raw[q] for
 // the full rows q < count / (32 V), one 16-byte load where x is 16-byte aligned and V element loads where it is not
 // (one branch a region, so that each form's loads are one straight run), the rest zero; and `tail`, this lane's
 // elements of the row that holds the region's end when it is not whole (zero past the end). All loads are issued
 // before any is used.
-template <class T, bool NcElements, int Rows>
+template <class T, bool NcElements, int Rows, bool Realign = false, int Hint = 0>
 __device__ __forceinline__ void load_region(const T* __restrict__ x, bool aligned, int count, uint4 (&raw)[Rows],
-                                            T (&tail)[tile_shape<T>::vector_elements]) {
+                                            T (&tail)[tile_shape<T>::vector_elements], uint4& after) {
   constexpr int V = tile_shape<T>::vector_elements;
   const int lane = int(threadIdx.x & 31);
   const int rows = count / (32 * V), rest = count - rows * 32 * V;
-  if (aligned) {
+  if constexpr (Realign && sizeof(T) >= 4) {
+    if (aligned) {
+#pragma unroll
+      for (int q = 0; q < Rows; ++q)
+        raw[q] = q < rows ? __ldg(reinterpret_cast<const uint4*>(x + (q * 32 + lane) * V)) : make_uint4(0, 0, 0, 0);
+    } else {
+      // Whole aligned vectors: raw[q] = aligned vector q 32 + L (and, in lane 0, `after`: the aligned vector after the
+      // last full row); region_lane_roots realigns them row by row with shuffles.
+      const unsigned skew = unsigned(reinterpret_cast<std::uintptr_t>(x) & 15);
+      const uint4* a = reinterpret_cast<const uint4*>(reinterpret_cast<const char*>(x) - skew);
+#pragma unroll
+      for (int q = 0; q < Rows; ++q) raw[q] = q < rows ? __ldg(a + q * 32 + lane) : make_uint4(0, 0, 0, 0);
+      if (lane == 0 && rows > 0) after = __ldg(a + rows * 32);
+    }
+  } else if (Hint != 0 && aligned) {
+#pragma unroll
+    for (int q = 0; q < Rows; ++q)
+      raw[q] = q < rows ? load16_hinted<Hint>(x + (q * 32 + lane) * V) : make_uint4(0, 0, 0, 0);
+  } else if (Hint != 0 && sizeof(T) == 4) {
+#pragma unroll
+    for (int q = 0; q < Rows; ++q) {
+      const T* p = x + (q * 32 + lane) * V;
+      raw[q] = q < rows ? make_uint4(load4_hinted<Hint>(p), load4_hinted<Hint>(p + 1), load4_hinted<Hint>(p + 2),
+                                     load4_hinted<Hint>(p + 3))
+                        : make_uint4(0, 0, 0, 0);
+    }
+  } else if (aligned) {
 #pragma unroll
     for (int q = 0; q < Rows; ++q)
       raw[q] = q < rows ? __ldg(reinterpret_cast<const uint4*>(x + (q * 32 + lane) * V)) : make_uint4(0, 0, 0, 0);
@@ -224,11 +278,12 @@ __device__ __forceinline__ void load_region(const T* __restrict__ x, bool aligne
 
 // The lane roots of a region's rows (from load_region's raw; rows past the full ones give unused values) and this
 // lane's leaves of its tail (Acc{} past the end); `at` is the region's first index in the segment.
-template <class Acc, class T, int Rows>
+template <class Acc, class T, int Rows, bool Realign = false>
 __device__ __forceinline__ void region_lane_roots(const uint4 (&raw)[Rows],
                                                   const T (&tail)[tile_shape<T>::vector_elements], std::uint64_t at,
                                                   int count, Acc (&lane_root)[Rows],
-                                                  Acc (&tail_leaves)[tile_shape<T>::vector_elements]) {
+                                                  Acc (&tail_leaves)[tile_shape<T>::vector_elements], unsigned s = 0,
+                                                  uint4 after = {}) {
   constexpr int V = tile_shape<T>::vector_elements;
   constexpr int segment = 32 * V;
   const int lane = int(threadIdx.x & 31);
@@ -236,8 +291,27 @@ __device__ __forceinline__ void region_lane_roots(const uint4 (&raw)[Rows],
   const int rows = count / segment, rest = count - rows * segment;
 #pragma unroll
   for (int q = 0; q < Rows; ++q) {
+    uint4 r = raw[q];
+    if constexpr (Realign && sizeof(T) >= 4) {
+      if (s != 0) {
+        // Words s .. s + 3 of this lane's aligned vector and the next lane's (lane 31: row q + 1's lane 0, which
+        // lane 0 offers; past the last full row, `after`).
+        const uint4 offer = lane != 0 ? raw[q] : q + 1 < Rows && q + 1 < rows ? raw[q + 1 < Rows ? q + 1 : q] : after;
+        const int from = (lane + 1) & 31;
+        const unsigned n0 = __shfl_sync(0xffffffffu, offer.x, from), n1 = __shfl_sync(0xffffffffu, offer.y, from);
+        const unsigned n2 = __shfl_sync(0xffffffffu, offer.z, from);
+        const uint4 c = raw[q];
+        if constexpr (sizeof(T) == 8) {
+          r = make_uint4(c.z, c.w, n0, n1);  // s == 2
+        } else {
+          r = s == 1   ? make_uint4(c.y, c.z, c.w, n0)
+              : s == 2 ? make_uint4(c.z, c.w, n0, n1)
+                       : make_uint4(c.w, n0, n1, n2);
+        }
+      }
+    }
     Acc node[V];
-    vector_leaves<Acc, T>(raw[q], at + std::uint64_t(q * 32 + lane) * V, leaf, node);
+    vector_leaves<Acc, T>(r, at + std::uint64_t(q * 32 + lane) * V, leaf, node);
     lane_root[q] = lane_tree<Acc, V>(node);
   }
 #pragma unroll
@@ -254,7 +328,7 @@ __device__ __forceinline__ Acc region_root(Acc (&lane_root)[Rows]) {
   } else {
     Acc r[Rows];
 #pragma unroll
-    for (int q = 0; q < Rows; ++q) r[q] = butterfly_root(lane_root[q]);
+    for (int q = 0; q < Rows; ++q) r[q] = lane_butterfly_root(lane_root[q]);
 #pragma unroll
     for (int width = Rows; width > 1; width /= 2)
 #pragma unroll
@@ -269,7 +343,7 @@ __device__ __forceinline__ Acc region_root(Acc (&lane_root)[Rows]) {
 // its tail's leaves in shared memory for warp 0. Segments shorter than a region: one warp each, in turn, with the same
 // loads (its rows' roots and its tail pushed into its own counter).
 template <class R, class T, class Bounds, int BlocksPerSm, bool NcElements = false, int Warps = block_warps,
-          int Rows = 8>
+          int Rows = 8, bool Realign = false, int Tag = 0, int Hint = 0>
 __global__ void __launch_bounds__(32 * Warps, BlocksPerSm)
     register_block_segment_kernel(const T* __restrict__ values, R* __restrict__ out, std::uint64_t segments,
                                   Bounds bounds) {
@@ -293,14 +367,17 @@ __global__ void __launch_bounds__(32 * Warps, BlocksPerSm)
       if (int(turn++ % Warps) != warp) return;
       uint4 raw[Rows];
       T tail[V];
-      load_region<T, NcElements, Rows>(x, aligned, int(len), raw, tail);
+      uint4 after = make_uint4(0, 0, 0, 0);
+      load_region<T, NcElements, Rows, Realign, Hint>(x, aligned, int(len), raw, tail, after);
       Acc lane_root[Rows], tail_leaves[V];
-      region_lane_roots<Acc, T, Rows>(raw, tail, 0, int(len), lane_root, tail_leaves);
+      region_lane_roots<Acc, T, Rows, Realign>(raw, tail, 0, int(len), lane_root, tail_leaves,
+                                               aligned ? 0u : unsigned(reinterpret_cast<std::uintptr_t>(x) & 15) >> 2,
+                                               after);
       const int rows = int(len) / segment, rest = int(len) - rows * segment;
       warp_counter<Acc> counter;
 #pragma unroll
       for (int q = 0; q < Rows; ++q)
-        if (q < rows) counter.push(butterfly_root(lane_root[q]), lane_level + 5);
+        if (q < rows) counter.push(lane_butterfly_root(lane_root[q]), lane_level + 5);
       if (rest > 0) push_tail_nodes<Acc, T>(tail_leaves, rest, counter);
       const R result = canonicalize_nan(counter.fold().result());
       if (lane == 0) out[slot] = result;
@@ -313,9 +390,12 @@ __global__ void __launch_bounds__(32 * Warps, BlocksPerSm)
       const int count = at >= len ? 0 : len - at < std::uint64_t(region) ? int(len - at) : region;
       uint4 raw[Rows];
       T tail[V];
-      load_region<T, NcElements, Rows>(x + at, aligned, count, raw, tail);
+      uint4 after = make_uint4(0, 0, 0, 0);
+      load_region<T, NcElements, Rows, Realign, Hint>(x + at, aligned, count, raw, tail, after);
       Acc lane_root[Rows], tail_leaves[V];
-      region_lane_roots<Acc, T, Rows>(raw, tail, at, count, lane_root, tail_leaves);
+      region_lane_roots<Acc, T, Rows, Realign>(
+          raw, tail, at, count, lane_root, tail_leaves,
+          aligned ? 0u : unsigned(reinterpret_cast<std::uintptr_t>(x + at) & 15) >> 2, after);
       if (count == region) {
         const Acc root = region_root<Rows>(lane_root);
         if (lane == 0) region_roots[t & 1][warp] = root;
@@ -335,7 +415,8 @@ __global__ void __launch_bounds__(32 * Warps, BlocksPerSm)
           } else {
             const int end_count = int(len - aw);
             const int end_rows = end_count / segment, end_rest = end_count - end_rows * segment;
-            for (int q = 0; q < end_rows; ++q) counter.push(butterfly_root(end_lane_roots[q][lane]), lane_level + 5);
+            for (int q = 0; q < end_rows; ++q)
+              counter.push(lane_butterfly_root(end_lane_roots[q][lane]), lane_level + 5);
             if (end_rest > 0) {
               Acc node[V];
 #pragma unroll
@@ -365,25 +446,44 @@ int main(int argc, char** argv) {
   const auto grid = [&](std::uint64_t segments) { return setup.grid(segments); };
   const auto forms = [&](auto type) {
     using T = decltype(type);
-    // The largest shared-memory carveout, as the library's staged kernel asks.
-    for (const void* kernel : {reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 8>),
-                               reinterpret_cast<const void*>(register_block_segment_kernel<T, T, csr_bounds, 7>)})
-      check(
-          cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
-          __LINE__);
+    // Shared-memory carveouts: the largest shared memory (as the library's staged kernel asks), the largest L1, or
+    // the driver's default; each form its own instantiation (the last template argument), so that each keeps its own.
+    const auto carve = [](const void* kernel, int carveout) {
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout), __LINE__);
+    };
+    carve(reinterpret_cast<const void*>(block_segment_kernel<T, T, csr_bounds, 8>), cudaSharedmemCarveoutMaxShared);
+    carve(reinterpret_cast<const void*>(register_block_segment_kernel<T, T, csr_bounds, 7>),
+          cudaSharedmemCarveoutMaxShared);
+    carve(reinterpret_cast<const void*>(register_block_segment_kernel<T, T, csr_bounds, 7, false, 4, 8, false, 2>),
+          cudaSharedmemCarveoutMaxL1);
+    const auto regs = [&](auto kernel, std::uint64_t per_block) {
+      return [&, kernel, per_block](const T* v, const int* o, std::uint64_t s, T* out) {
+        kernel<<<grid((s + per_block - 1) / per_block), 128>>>(v, out, s, csr_bounds{o});
+      };
+    };
     return std::vector<segment_probe::form<T>>{
         {"block4x8",
          [&](const T* v, const int* o, std::uint64_t s, T* out) {
            block_segment_kernel<T, T, csr_bounds, 8><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
          }},
-        {"regs4x7",
-         [&](const T* v, const int* o, std::uint64_t s, T* out) {
-           register_block_segment_kernel<T, T, csr_bounds, 7><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
+        {"regs4x7shared", regs(register_block_segment_kernel<T, T, csr_bounds, 7>, 1)},
+        {"regs4x7", regs(register_block_segment_kernel<T, T, csr_bounds, 7, false, 4, 8, false, 1>, 1)},
+        {"regs4x7L1", regs(register_block_segment_kernel<T, T, csr_bounds, 7, false, 4, 8, false, 2>, 1)},
+        {"regs4x7nc", regs(register_block_segment_kernel<T, T, csr_bounds, 7, true, 4, 8, false, 1>, 1)},
+        {"regs4x7g2", regs(register_block_segment_kernel<T, T, csr_bounds, 7, false, 4, 8, false, 1>, 2)},
+        {"regs4x8", regs(register_block_segment_kernel<T, T, csr_bounds, 8, false, 4, 8, false, 1>, 1)},
+        {"regs4x7h128", regs(register_block_segment_kernel<T, T, csr_bounds, 7, false, 4, 8, false, 1, 1>, 1)},
+        {"regs4x7h256", regs(register_block_segment_kernel<T, T, csr_bounds, 7, false, 4, 8, false, 1, 2>, 1)},
+        {"w2r8x12", [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           register_block_segment_kernel<T, T, csr_bounds, 12, false, 2, 8, false, 1><<<grid(s), 64>>>(v, out, s, csr_bounds{o});
          }},
-        {"regs4x7nc",
-         [&](const T* v, const int* o, std::uint64_t s, T* out) {
-           register_block_segment_kernel<T, T, csr_bounds, 7, true><<<grid(s), 128>>>(v, out, s, csr_bounds{o});
+        {"w2r8x14", [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           register_block_segment_kernel<T, T, csr_bounds, 14, false, 2, 8, false, 1><<<grid(s), 64>>>(v, out, s, csr_bounds{o});
          }},
+        {"w2r8x16", [&](const T* v, const int* o, std::uint64_t s, T* out) {
+           register_block_segment_kernel<T, T, csr_bounds, 16, false, 2, 8, false, 1><<<grid(s), 64>>>(v, out, s, csr_bounds{o});
+         }},
+        {"realign", regs(register_block_segment_kernel<T, T, csr_bounds, 7, false, 4, 8, true, 1>, 1)},
         {"w8r4x5", [&](const T* v, const int* o, std::uint64_t s, T* out) {
            register_block_segment_kernel<T, T, csr_bounds, 5, false, 8, 4><<<grid(s), 256>>>(v, out, s, csr_bounds{o});
          }}};

@@ -147,7 +147,7 @@ __device__ R chunked_segment_sum(const T* __restrict__ values, std::uint64_t beg
     });
     unrolled_rows<32>([&](auto row_constant) {
       constexpr int row = decltype(row_constant)::value;
-      if (row >= (rows & ~7) && row < rows) counter.push(butterfly_root(v[row]), lane_level + 5);
+      if (row >= (rows & ~7) && row < rows) counter.push(lane_butterfly_root(v[row]), lane_level + 5);
     });
     if (rest > 0) {
       const std::uint64_t first = at + std::uint64_t(rows) * segment;

@@ -1,9 +1,9 @@
-// What the segment-sum probes (segment_chunked_probe.cu, segment_block_probe.cu) share: a segment's root from its
-// lane roots (butterfly_root), their data (2^26 fp32 or 2^25 fp64 values, segment lengths of mean 16 to 16384 as
-// bench_scatter times, and mean 4096 with the starts rounded down to 16-byte boundaries), their peers
-// (cub::DeviceSegmentedReduce::Sum and the library's canonical segment_sum) and their report: for each form the median
-// of `reps` single calls, each after a 256 MiB memset that clears L2, as CUB's time over the form's, and the number of
-// segments whose bits differ from the library's.
+// What the segment-sum probes (segment_chunked_probe.cu, segment_block_probe.cu) share: their data (2^26 fp32 or 2^25
+// fp64 values, segment lengths of mean 16 to 16384 (bench_scatter's 16, 256 and 4096 and four more), and mean 4096 with
+// the starts rounded down to 16-byte boundaries), their peers (cub::DeviceSegmentedReduce::Sum and the library's
+// canonical segment_sum, without and with the values count) and their report: for each form the median of `reps` single
+// calls, each after a 256 MiB memset that clears L2, as CUB's time over the form's, and the number of segments whose
+// bits differ from the library's.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,23 +21,6 @@
 #include "bench/support/segment_offsets.hpp"
 #include "detred/cuda/scatter.hpp"
 #include "detred/cuda/warp/row_warp.cuh"
-
-namespace detred::cuda::detail {
-
-// The root of one full segment (32 lane vectors) from its lane roots (v: this lane's): warp_segment_root's 5-level
-// butterfly, lower lanes on the left. In every lane.
-template <class Acc>
-__device__ __forceinline__ Acc butterfly_root(Acc v) {
-  const int lane = int(threadIdx.x & 31);
-#pragma unroll
-  for (int level = 0; level < 5; ++level) {
-    const Acc other = detail::shuffle_xor(v, 1 << level);
-    v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
-  }
-  return v;
-}
-
-}  // namespace detred::cuda::detail
 
 namespace segment_probe {
 
@@ -121,7 +104,7 @@ std::uint64_t run(const char* name, std::uint64_t n, int reps, const std::vector
   check(cudaMalloc(&flush, 256 << 20), __LINE__);
   std::uint64_t differing = 0;
   for (int aligned_starts = 0; aligned_starts < 2; ++aligned_starts)
-    for (std::uint64_t mean : {16u, 256u, 1024u, 4096u, 16384u}) {
+    for (std::uint64_t mean : {16u, 256u, 512u, 1024u, 2048u, 4096u, 16384u}) {
       if (aligned_starts && mean != 4096) continue;
       std::vector<int> offsets = detred::bench::make_segment_offsets(n, mean);
       if (aligned_starts)
@@ -139,8 +122,10 @@ std::uint64_t run(const char* name, std::uint64_t n, int reps, const std::vector
       std::vector<form<T>> all = {
           {"cub", [&](const T* v, const int* o, std::uint64_t s,
                       T* out) { cub::DeviceSegmentedReduce::Sum(cub_workspace, cub_bytes, v, out, int(s), o, o + 1); }},
-          {"library", [&](const T* v, const int* o, std::uint64_t s, T* out) {
-             detred::cuda::segment_sum(out, no_bytes, v, o, out, s);
+          {"library", [&](const T* v, const int* o, std::uint64_t s,
+                          T* out) { detred::cuda::segment_sum(out, no_bytes, v, o, out, s); }},
+          {"library(n)", [&](const T* v, const int* o, std::uint64_t s, T* out) {
+             detred::cuda::segment_sum(out, no_bytes, v, o, out, s, nullptr, {detred::sum_method::tree, 0, n});
            }}};
       all.insert(all.end(), forms.begin(), forms.end());
       std::vector<T*> out(all.size());

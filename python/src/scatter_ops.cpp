@@ -222,7 +222,8 @@ nb::object segment_sum_fn(nb::handle values, nb::handle offsets, nb::handle keys
 #ifdef DETRED_PY_HAS_CUDA
           if (v.device_type == device_cuda) {
             cuda_backend::call_site site(v);
-            const cuda::segment_options options{method};
+            // The values count: the mean segment length, which chooses the canonical kernel (never the result).
+            const cuda::segment_options options{method, 0, n};
             cuda_backend::device_output sums(site, v, out_type, 1, shape);
             if (!by_keys) {
               cuda_backend::with_workspace(site, [&](void* ws, std::size_t& bytes) {

@@ -408,15 +408,18 @@ TYPED_TEST(ScatterCuda, SegmentsAndRunsEqualTheCpu) {
       for (auto method : {detred::sum_method::tree, detred::sum_method::exact}) {
         std::vector<R> want(segments);
         detred::segment_sum(values.data(), offsets.data(), want.data(), segments, method);
-        for (int threads : {0, 32, 96}) {
-          buffer<R> out(segments);
-          std::size_t bytes = 0;
-          detred::cuda::segment_sum(nullptr, bytes, v.ptr, off.ptr, out.ptr, segments, nullptr, {method, threads});
-          EXPECT_EQ(bytes, detred::cuda::min_workspace_bytes);
-          detred::cuda::segment_sum(reinterpret_cast<void*>(1), bytes, v.ptr, off.ptr, out.ptr, segments, nullptr,
-                                    {method, threads});
-          EXPECT_EQ(count_differences(out.host(), want), 0u) << "mean " << mean << " values " << vk;
-        }
+        for (int threads : {0, 32, 96})
+          for (std::uint64_t count : {std::uint64_t{0}, n, segments * (8192 / sizeof(T)), std::uint64_t{1} << 62}) {
+            buffer<R> out(segments);
+            std::size_t bytes = 0;
+            detred::cuda::segment_sum(nullptr, bytes, v.ptr, off.ptr, out.ptr, segments, nullptr,
+                                      {method, threads, count});
+            EXPECT_EQ(bytes, detred::cuda::min_workspace_bytes);
+            detred::cuda::segment_sum(reinterpret_cast<void*>(1), bytes, v.ptr, off.ptr, out.ptr, segments, nullptr,
+                                      {method, threads, count});
+            EXPECT_EQ(count_differences(out.host(), want), 0u)
+                << "mean " << mean << " values " << vk << " count " << count;
+          }
         std::vector<std::int32_t> want_keys(n);
         std::vector<R> want_sums(n);
         std::uint64_t want_runs = 0;
@@ -440,10 +443,11 @@ TYPED_TEST(ScatterCuda, SegmentsAndRunsEqualTheCpu) {
   }
 }
 
-// Segments staged through shared memory (docs/SCATTER.md, "On the GPU"): every element offset from a 16-byte
-// boundary, lengths around the staged pass's threshold, a region, a segment and a tail, segments that wrap the ring
-// many times (up to 129 regions), and a values array that itself starts off a boundary (the first segment's first
-// vector then lies partly before the array): the CPU's canonical bits, and the exact method's.
+// Long segments, staged through shared memory and held in registers by blocks of 4 warps (docs/SCATTER.md, "On the
+// GPU"; segment_options::values chooses): every element offset from a 16-byte boundary, lengths around the staged
+// pass's threshold, a region, a segment and a tail, segments that wrap the ring many times and span many tiles (up to
+// 129 regions), and a values array that itself starts off a boundary (the first segment's first vector then lies
+// partly before the array): the CPU's canonical bits, and the exact method's.
 TYPED_TEST(ScatterCuda, SegmentsAtEveryStartOffsetEqualTheCpu) {
   DETRED_SCATTER_SKIP_WITHOUT_GPU();
   using T = TypeParam;
@@ -484,19 +488,23 @@ TYPED_TEST(ScatterCuda, SegmentsAtEveryStartOffsetEqualTheCpu) {
       for (auto method : {detred::sum_method::tree, detred::sum_method::exact}) {
         std::vector<R> want(segments);
         detred::segment_sum(values.data(), offsets.data(), want.data(), segments, method);
-        buffer<R> out(segments);
-        std::size_t bytes = detred::cuda::min_workspace_bytes;
-        detred::cuda::segment_sum(reinterpret_cast<void*>(1), bytes, v.ptr + shift, off.ptr, out.ptr, segments, nullptr,
-                                  {method});
-        const auto got = out.host();
-        const std::size_t bad = count_differences(got, want);
-        EXPECT_EQ(bad, 0u) << "values " << vk << " shift " << shift;
-        for (std::uint64_t s = 0; s < segments && bad != 0; ++s)
-          if (detred::bits_of(got[s]) != detred::bits_of(want[s])) {
-            ADD_FAILURE() << "first difference: segment " << s << " start " << offsets[s] << " length "
-                          << offsets[s + 1] - offsets[s];
-            break;
-          }
+        // Values counts: none (the staged kernel), the true one, and counts whose mean is 8 KiB of input and 2^62
+        // values (the register kernel in its 2- and 4-warp shapes for every segment).
+        for (std::uint64_t count : {std::uint64_t{0}, n, segments * (8192 / sizeof(T)), std::uint64_t{1} << 62}) {
+          buffer<R> out(segments);
+          std::size_t bytes = detred::cuda::min_workspace_bytes;
+          detred::cuda::segment_sum(reinterpret_cast<void*>(1), bytes, v.ptr + shift, off.ptr, out.ptr, segments,
+                                    nullptr, {method, 0, count});
+          const auto got = out.host();
+          const std::size_t bad = count_differences(got, want);
+          EXPECT_EQ(bad, 0u) << "values " << vk << " shift " << shift << " count " << count;
+          for (std::uint64_t s = 0; s < segments && bad != 0; ++s)
+            if (detred::bits_of(got[s]) != detred::bits_of(want[s])) {
+              ADD_FAILURE() << "first difference: segment " << s << " start " << offsets[s] << " length "
+                            << offsets[s + 1] - offsets[s];
+              break;
+            }
+        }
       }
     }
   }

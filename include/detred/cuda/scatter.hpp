@@ -41,7 +41,11 @@ struct scatter_options {
 struct segment_options {
   sum_method method = sum_method::tree;  // tree (canonical) or exact
   int block_threads = 0;                 // exact: 0, or a multiple of 32 in [32, 256] (one warp a segment);
-                                         // canonical: one warp a block, whatever this says
+                                         // canonical: ignored
+  // segment_sum, canonical: the number of values the offsets span (offsets[segments]), when the caller knows it; 0 when
+  // not. A speed hint only: with it the kernel is chosen by the mean segment length (long segments: a block of 2 or 4
+  // warps a segment; otherwise a warp a segment, docs/SCATTER.md), never the result.
+  std::uint64_t values = 0;
 };
 
 // out[index[i]] += values[i], i < n, exactly; out has m elements. n < 2^36.

@@ -27,6 +27,7 @@
 #include "src/cuda/scatter/narrow_kernels.cuh"
 #include "src/cuda/scatter/scatter_kernels.cuh"
 #include "src/cuda/scatter/segment_kernels.cuh"
+#include "src/cuda/scatter/segment_registers.cuh"
 
 namespace detred::cuda::detail {
 
@@ -227,6 +228,24 @@ void segment_sum_impl(void* d_workspace, std::size_t& workspace_bytes, const T* 
   if (workspace_query(d_workspace, workspace_bytes, 0, "cuda::segment_sum")) return;
   if (segments > 0 && (d_offsets == nullptr || d_out == nullptr))
     detred::detail::throw_invalid("cuda::segment_sum", "d_offsets or d_out is null");
+  // Canonical, with the values count: long mean lengths take the register kernel (segment_registers.cuh) in the
+  // shape their mean length asks for, with the driver's default carveout.
+  using R = scatter_output_t<T>;
+  const std::uint64_t mean_bytes =
+      segments > 0 ? std::min<std::uint64_t>(options.values / segments, std::uint64_t{1} << 40) * sizeof(T) : 0;
+  if (options.method == sum_method::tree && mean_bytes >= register_segment_min_mean_bytes) {
+    const unsigned grid =
+        unsigned(std::min<std::uint64_t>(segments, std::uint64_t(scatter_sm_count()) * staged_blocks_per_sm));
+    constexpr register_segment_shape narrow = register_segment_narrow<T>, wide = register_segment_wide<T>;
+    if (mean_bytes >= register_segment_wide_mean_bytes)
+      register_segment_kernel<R, T, csr_segments<I>, wide.warps, wide.blocks_per_sm>
+          <<<grid, 32 * wide.warps, 0, stream>>>(d_values, d_out, segments, csr_segments<I>{d_offsets});
+    else
+      register_segment_kernel<R, T, csr_segments<I>, narrow.warps, narrow.blocks_per_sm>
+          <<<grid, 32 * narrow.warps, 0, stream>>>(d_values, d_out, segments, csr_segments<I>{d_offsets});
+    check(cudaGetLastError(), "cuda::segment_sum");
+    return;
+  }
   launch_segments(d_values, d_out, segments, nullptr, csr_segments<I>{d_offsets}, stream, options, "cuda::segment_sum");
 }
 

@@ -157,22 +157,28 @@ __device__ __forceinline__ void push_tail_blocks(const T* __restrict__ tail, std
   push_tail_nodes<Acc, T>(node, r, counter);
 }
 
-// The root of one full segment (32 lanes x one 16-byte vector, `raw` this lane's, starting at row index `first`), a
-// complete subtree at level lane_level + 5, in every lane: the lane tree, then a 5-level butterfly (lower lanes on the
-// left).
-template <class Acc, class T, class Leaf>
-__device__ __forceinline__ Acc warp_segment_root(const uint4& raw, std::uint64_t first, const Leaf& leaf) {
-  constexpr int V = tile_shape<T>::vector_elements;
+// The root of one full segment from its 32 lane roots (`v` this lane's), in every lane: a 5-level butterfly, lower
+// lanes on the left, so the complete tree over the lanes in position order.
+template <class Acc>
+__device__ __forceinline__ Acc lane_butterfly_root(Acc v) {
   const int lane = threadIdx.x & 31;
-  Acc node[V];
-  vector_leaves<Acc, T>(raw, first + std::uint64_t(lane) * V, leaf, node);
-  Acc v = lane_tree<Acc, V>(node);
 #pragma unroll
   for (int level = 0; level < 5; ++level) {
     const Acc other = detail::shuffle_xor(v, 1 << level);
     v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
   }
   return v;
+}
+
+// The root of one full segment (32 lanes x one 16-byte vector, `raw` this lane's, starting at row index `first`), a
+// complete subtree at level lane_level + 5, in every lane: the lane tree, then lane_butterfly_root.
+template <class Acc, class T, class Leaf>
+__device__ __forceinline__ Acc warp_segment_root(const uint4& raw, std::uint64_t first, const Leaf& leaf) {
+  constexpr int V = tile_shape<T>::vector_elements;
+  const int lane = threadIdx.x & 31;
+  Acc node[V];
+  vector_leaves<Acc, T>(raw, first + std::uint64_t(lane) * V, leaf, node);
+  return lane_butterfly_root(lane_tree<Acc, V>(node));
 }
 
 // Pushes the root of one full segment (warp_segment_root) at its level.
