@@ -222,6 +222,7 @@ def test_cuda_scatter_family_gives_the_cpu_bits(dtype):
     cpu = detred.index_add(prior[:800].clone().reshape(100, 8), 0, index[:4096] % 100, rows)
     gpu = detred.index_add(prior[:800].clone().reshape(100, 8).cuda(), 0, (index[:4096] % 100).cuda(), rows.cuda())
     assert torch.equal(gpu.cpu().view(torch.int8), cpu.view(torch.int8))
+    # Mean length about 4,400 values (8.6 to 34 KiB of input): the CUDA call takes the register kernel.
     offsets = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(torch.randint(0, 9000, (60,), generator=g), 0)])
     offsets = torch.minimum(offsets, torch.tensor(n))
     for method in ["tree", "exact"]:
