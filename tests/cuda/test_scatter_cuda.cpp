@@ -409,7 +409,8 @@ TYPED_TEST(ScatterCuda, SegmentsAndRunsEqualTheCpu) {
         std::vector<R> want(segments);
         detred::segment_sum(values.data(), offsets.data(), want.data(), segments, method);
         for (int threads : {0, 32, 96})
-          for (std::uint64_t count : {std::uint64_t{0}, n, segments * (8192 / sizeof(T)), std::uint64_t{1} << 62}) {
+          for (std::uint64_t count : {std::uint64_t{0}, n, segments * (4096 / sizeof(T)),
+                                      segments * (16384 / sizeof(T)), std::uint64_t{1} << 62}) {
             buffer<R> out(segments);
             std::size_t bytes = 0;
             detred::cuda::segment_sum(nullptr, bytes, v.ptr, off.ptr, out.ptr, segments, nullptr,
@@ -488,9 +489,10 @@ TYPED_TEST(ScatterCuda, SegmentsAtEveryStartOffsetEqualTheCpu) {
       for (auto method : {detred::sum_method::tree, detred::sum_method::exact}) {
         std::vector<R> want(segments);
         detred::segment_sum(values.data(), offsets.data(), want.data(), segments, method);
-        // Values counts: none (the staged kernel), the true one, and counts whose mean is 8 KiB of input and 2^62
-        // values (the register kernel in its 2- and 4-warp shapes for every segment).
-        for (std::uint64_t count : {std::uint64_t{0}, n, segments * (8192 / sizeof(T)), std::uint64_t{1} << 62}) {
+        // Values counts: none (the staged kernel), the true one, and counts whose mean is 4 KiB and 16 KiB of input
+        // and 2^62 values (the register kernel in each of its three shapes for every segment).
+        for (std::uint64_t count : {std::uint64_t{0}, n, segments * (4096 / sizeof(T)), segments * (16384 / sizeof(T)),
+                                    std::uint64_t{1} << 62}) {
           buffer<R> out(segments);
           std::size_t bytes = detred::cuda::min_workspace_bytes;
           detred::cuda::segment_sum(reinterpret_cast<void*>(1), bytes, v.ptr + shift, off.ptr, out.ptr, segments,

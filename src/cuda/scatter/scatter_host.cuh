@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
@@ -236,13 +237,17 @@ void segment_sum_impl(void* d_workspace, std::size_t& workspace_bytes, const T* 
   if (options.method == sum_method::tree && mean_bytes >= register_segment_min_mean_bytes) {
     const unsigned grid =
         unsigned(std::min<std::uint64_t>(segments, std::uint64_t(scatter_sm_count()) * staged_blocks_per_sm));
-    constexpr register_segment_shape narrow = register_segment_narrow<T>, wide = register_segment_wide<T>;
-    if (mean_bytes >= register_segment_wide_mean_bytes)
-      register_segment_kernel<R, T, csr_segments<I>, wide.warps, wide.blocks_per_sm>
-          <<<grid, 32 * wide.warps, 0, stream>>>(d_values, d_out, segments, csr_segments<I>{d_offsets});
+    const auto launch = [&](auto shape) {
+      constexpr register_segment_shape s = decltype(shape)::value;
+      register_segment_kernel<R, T, csr_segments<I>, s.warps, s.blocks_per_sm>
+          <<<grid, 32 * s.warps, 0, stream>>>(d_values, d_out, segments, csr_segments<I>{d_offsets});
+    };
+    if (mean_bytes >= register_segment_long_mean_bytes)
+      launch(std::integral_constant<register_segment_shape, register_segment_long<T>>{});
+    else if (mean_bytes >= register_segment_medium_mean_bytes)
+      launch(std::integral_constant<register_segment_shape, register_segment_medium<T>>{});
     else
-      register_segment_kernel<R, T, csr_segments<I>, narrow.warps, narrow.blocks_per_sm>
-          <<<grid, 32 * narrow.warps, 0, stream>>>(d_values, d_out, segments, csr_segments<I>{d_offsets});
+      launch(std::integral_constant<register_segment_shape, register_segment_short<T>>{});
     check(cudaGetLastError(), "cuda::segment_sum");
     return;
   }

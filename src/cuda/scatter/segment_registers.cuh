@@ -16,10 +16,10 @@
 // own counter.
 //
 // Measured (H100, docs/PERFORMANCE.md "Scattered and segmented sums"): faster than the staged kernel from mean lengths
-// of about 3 KiB (the f32 mean 4096 bar case, 16 KiB: 0.98x CUB with 2 warps against 0.91x), slower for short
-// segments (mean 16: 1.9x CUB against 2.9x); segment_sum takes it when the caller's values count says the mean is long
-// enough. The driver's default shared-memory carveout: the largest shared carveout, which the staged kernel asks for,
-// leaves L1 too small for the element loads (0.90x against 0.95x).
+// of about 1.5 KiB (the f32 mean 4096 bar case, 16 KiB: 0.98x CUB with 2 warps against 0.91x), slower for short
+// segments (mean 16: 1.9-2.2x CUB against 2.9x); segment_sum takes it when the caller's values count says the mean is
+// long enough. The driver's default shared-memory carveout: the largest shared carveout, which the staged kernel asks
+// for, leaves L1 too small for the element loads (0.90x against 0.95x).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -35,22 +35,28 @@ namespace detred::cuda::detail {
 
 inline constexpr int register_segment_rows = 8;  // rows of 32 lane vectors a warp's region
 
-// The two launch shapes segment_sum takes, by the segments' mean length in bytes of input (H100, docs/PERFORMANCE.md
-// "Scattered and segmented sums", fp32 and fp64: blocks of 2 warps lead from about 3 KiB to about 16 KiB, blocks of 4
-// from about 32 KiB; below 3 KiB the staged kernel). Blocks an SM: the most that compile without spills (fp32 and fp64:
-// 2 warps at 12 blocks, up to 85 registers; 4 warps at 8, 64 registers; the 16-bit inputs, whose 8-element vectors
-// widen to fp32, need more registers: 10 and 5 blocks).
+// The launch shapes segment_sum takes, by the segments' mean length in bytes of input (H100, fp32 and fp64,
+// docs/PERFORMANCE.md "Scattered and segmented sums"): below 1.5 KiB the staged kernel; to 12 KiB blocks of 2 warps at
+// 16 blocks an SM (64 registers; fp32 spills 28 bytes and still leads there: f32 mean 1024, 4 KiB, 1.15x CUB against
+// 1.02 at 12 blocks and the staged kernel's 0.89); to 24 KiB blocks of 2 warps at 12 (no spills: f32 mean 4096,
+// 16 KiB, 0.98x against 0.93 at 16 blocks); from 24 KiB blocks of 4 warps at 8 (64 registers, no spills: f32 mean
+// 16384 1.02x, f64 mean 4096 0.99x). The 16-bit inputs, whose 8-element vectors widen to fp32, need more registers:
+// 2 warps at 10 blocks below 24 KiB, 4 warps at 5 from there, their most without spills (not timed).
 struct register_segment_shape {
   int warps, blocks_per_sm;
 };
 template <class T>
-inline constexpr register_segment_shape register_segment_narrow = sizeof(T) == 2 ? register_segment_shape{2, 10}
+inline constexpr register_segment_shape register_segment_short = sizeof(T) == 2 ? register_segment_shape{2, 10}
+                                                                                : register_segment_shape{2, 16};
+template <class T>
+inline constexpr register_segment_shape register_segment_medium = sizeof(T) == 2 ? register_segment_shape{2, 10}
                                                                                  : register_segment_shape{2, 12};
 template <class T>
-inline constexpr register_segment_shape register_segment_wide = sizeof(T) == 2 ? register_segment_shape{4, 5}
+inline constexpr register_segment_shape register_segment_long = sizeof(T) == 2 ? register_segment_shape{4, 5}
                                                                                : register_segment_shape{4, 8};
-inline constexpr std::uint64_t register_segment_min_mean_bytes = 3 * 1024;
-inline constexpr std::uint64_t register_segment_wide_mean_bytes = 24 * 1024;
+inline constexpr std::uint64_t register_segment_min_mean_bytes = 1536;
+inline constexpr std::uint64_t register_segment_medium_mean_bytes = 12 * 1024;
+inline constexpr std::uint64_t register_segment_long_mean_bytes = 24 * 1024;
 
 // This lane's vectors of the region of `count` elements at x (count <= 8 rows of 32 lane vectors): raw[q] for the full
 // rows q < count / (32 V), the rest zero; `tail`, this lane's elements of the row that holds the region's end when the
