@@ -12,7 +12,8 @@
 // other steps, blocks an SM and load flavours; sweep() below) against CUB, the calls of every variant and CUB
 // interleaved within each repetition, each result checked; medians.
 // `bench_exact latency`: the latency block alone, every type. `bench_exact small`: binary64 small sums by other
-// steps of kernel 1 on three data sets, and binary32 by other steps, back to back, against CUB.
+// steps of kernel 1 on three data sets (and the library's kernel 1, its finishing kernel and an empty launch, each
+// alone), and binary32 by other steps, back to back, against CUB.
 // Usage: bench_exact [reps] (default 15) | bench_exact profile [log2 n] | bench_exact sweep [reps] | bench_exact
 // latency
 #include <cuda_bf16.h>
@@ -253,6 +254,9 @@ void launch_single_pass_variant(const T* d, std::size_t n, A* out, void* ws, std
   dd::launch_exact_blocks<T, Tune, A>(d, n, ws, nullptr, bl, bf, out, wanted);
 }
 
+// A launch that does nothing: the floor of a launch back to back.
+__global__ void empty_kernel() {}
+
 // binary64 small sums by the warp-shared window at other steps (the library's: 4 vectors, one block an SM).
 template <int Unroll, int MinBlocks = 1>
 struct f64_warp_shape : dd::exact_warp_levels_tuning<double, Unroll, MinBlocks> {};
@@ -310,6 +314,27 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                                                                    std::max<std::uint64_t>(1, bound / 2));
                     }});
       warp.template operator()<f64_warp_shape<4>, true>("warp U4 /2 1 pass", 1, 2);
+      // Where a call's time goes: the library's kernel 1 alone, its finishing kernel alone (on the states a kernel 1
+      // left in the workspace), and an empty launch (the floor of a launch back to back). Their results are the last
+      // full call's.
+      using library_tune = dd::exact_small_path_tuning<double>;
+      long long* states = nullptr;
+      unsigned* flags = nullptr;
+      const int library_blocks =
+          dd::launch_exact_blocks<T, library_tune, void>(b.input.get(), m, b.ws.get(), nullptr, states, flags);
+      vs.push_back({"library kernel 1 alone", [&] {
+                      long long* l = nullptr;
+                      unsigned* f = nullptr;
+                      dd::launch_exact_blocks<T, library_tune, void>(b.input.get(), m, b.ws.get(), nullptr, l, f);
+                    }});
+      vs.push_back({"library finish alone", [&, states, flags, library_blocks] {
+                      dd::launch_finishing_block(dd::exact_finish_kernel<T, T, dd::exact_finish_threads_binary64>,
+                                                 dd::exact_finish_threads_binary64, nullptr, "finish alone",
+                                                 static_cast<const long long*>(states),
+                                                 static_cast<const unsigned*>(flags), library_blocks, std::uint64_t(m),
+                                                 b.out.get());
+                    }});
+      vs.push_back({"empty launch", [] { empty_kernel<<<1, 32>>>(); }});
     }
     if constexpr (!std::same_as<T, double>) {
       vs.push_back({"bins U4 1 pass", [&] {
