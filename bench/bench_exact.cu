@@ -315,8 +315,8 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                     }});
       warp.template operator()<f64_warp_shape<4>, true>("warp U4 /2 1 pass", 1, 2);
       // Where a call's time goes: the library's kernel 1 alone, its finishing kernel alone (on the states a kernel 1
-      // left in the workspace), and an empty launch (the floor of a launch back to back). Their results are the last
-      // full call's.
+      // left in the workspace), and an empty launch (the floor of a launch back to back). None writes a sum of its
+      // own, so none is checked.
       using library_tune = dd::exact_small_path_tuning<double>;
       long long* states = nullptr;
       unsigned* flags = nullptr;
@@ -349,10 +349,15 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
       std::printf("small %s %s n=2^%d run %d: CUB %.2f us\n", tname, test::name_of(set), log2m, run, c);
       for (auto& v : vs) {
         const double e = 1e6 * detred::bench::back_to_back_seconds(v.second, 1, 100);
-        const bool same = raw(b.result()) == raw(expected);
+        // The rows that time one kernel alone write no result of their own: not checked.
+        const bool partial = v.first.find("alone") != std::string::npos || v.first == "empty launch";
+        const bool same = partial || raw(b.result()) == raw(expected);
         ok = ok && same;
         std::printf("small %s %s n=2^%d run %d: %-26s %.2f us  /CUB %.3f  exact==ref %s\n", tname, test::name_of(set),
-                    log2m, run, v.first.c_str(), e, e / c, same ? "yes" : "NO");
+                    log2m, run, v.first.c_str(), e, e / c,
+                    partial ? "(not a sum)"
+                    : same  ? "yes"
+                            : "NO");
       }
     }
   }
