@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -256,12 +257,47 @@ void launch_single_pass_variant(const T* d, std::size_t n, A* out, void* ws, std
 
 // A launch that does nothing: the floor of a launch back to back.
 __global__ void empty_kernel() {}
+// The same launched with programmatic stream serialization: scheduled while the launch before it ends.
+__global__ void empty_dependent_kernel() {
+  cudaTriggerProgrammaticLaunchCompletion();
+  cudaGridDependencySynchronize();
+}
+
+// The library's small-sum path with kernel 1 launched plainly (<<<>>>), where the library launches it dependent on
+// the kernel before it (programmatic stream serialization, launch_exact_blocks): the difference is the overlap of a
+// call's kernel 1 with the last call's finishing kernel.
+template <class T>
+void library_plain_launch(const T* d, std::size_t n, T* out, void* ws) {
+  long long* bl = nullptr;
+  unsigned* bf = nullptr;
+  if (dd::exact_single_pass<T>(n)) {
+    dd::launch_exact_blocks<T, dd::exact_small_tuning<T>, T>(d, n, ws, nullptr, bl, bf, out, 0, false);
+    return;
+  }
+  const int blocks =
+      dd::launch_exact_blocks<T, dd::exact_small_path_tuning<T>, void>(d, n, ws, nullptr, bl, bf, nullptr, 0, false);
+  constexpr int threads = std::same_as<T, double> ? dd::exact_finish_threads_binary64 : dd::exact_finish_threads;
+  dd::launch_finishing_block(dd::exact_finish_kernel<T, T, threads>, threads, nullptr, "plain-launch finish",
+                             static_cast<const long long*>(bl), static_cast<const unsigned*>(bf), blocks,
+                             std::uint64_t(n), out);
+}
+
+// Host time a call to enqueue `calls` calls back to back (no synchronisation inside the loop), in us: where it
+// reaches the per-call time between events, the loop is bound by the host's launches, not by the device.
+inline double host_enqueue_us(const std::function<void()>& f, int calls) {
+  check(cudaDeviceSynchronize(), "sync");
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) f();
+  const auto t1 = std::chrono::steady_clock::now();
+  check(cudaDeviceSynchronize(), "sync");
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
+}
 
 // binary64 small sums by the warp-shared window at other steps (the library's: 4 vectors, one block an SM).
 template <int Unroll, int MinBlocks = 1>
 struct f64_warp_shape : dd::exact_warp_levels_tuning<double, Unroll, MinBlocks> {};
 
-// binary32 at other steps (bins; the library's single pass takes 8 vectors a step, its two kernels 4).
+// binary32 at other steps (bins; the library takes 4 vectors a step in its single pass and in its two kernels).
 template <int Unroll>
 struct f32_shape : dd::exact_streamed_tuning<float> {
   static constexpr int unroll = Unroll;
@@ -272,7 +308,7 @@ struct f32_shape : dd::exact_streamed_tuning<float> {
 // checked: binary64 on the uniform, full-range and ill-conditioned data sets, against the two-kernel form with 10
 // vectors a step, the 67 rows a thread at 4 vectors ("all rows B256 U4"), and the warp-shared window at other steps,
 // block counts (times the workspace's bound) and in one pass; binary32 (uniform) against 8 vectors a step in two
-// kernels and 4 in the single pass.
+// kernels and in the single pass.
 template <class T>
 bool small_shapes_of(const char* tname, test::exact_dataset set) {
   exact_buffers<T, T> b;
@@ -314,6 +350,11 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                                                                    std::max<std::uint64_t>(1, bound / 2));
                     }});
       warp.template operator()<f64_warp_shape<4>, true>("warp U4 /2 1 pass", 1, 2);
+      // Longer steps at the library's block count (resident blocks, at most the bound): fewer round trips a warp.
+      vs.push_back({"warp U8 library blocks",
+                    [&] { launch_variant<f64_warp_shape<8>, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
+      vs.push_back({"warp U16 library blocks",
+                    [&] { launch_variant<f64_warp_shape<16>, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
       // Where a call's time goes: the library's kernel 1 alone, its finishing kernel alone (on the states a kernel 1
       // left in the workspace), and an empty launch (the floor of a launch back to back). None writes a sum of its
       // own, so none is checked.
@@ -335,10 +376,15 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                                                  b.out.get());
                     }});
       vs.push_back({"empty launch", [] { empty_kernel<<<1, 32>>>(); }});
+      vs.push_back({"empty launch dependent", [] {
+                      dd::launch_dependent(empty_dependent_kernel, dim3(1), dim3(32), 0, nullptr, "empty dependent");
+                    }});
     }
+    vs.push_back(
+        {"library, plain launch", [&] { library_plain_launch<T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
     if constexpr (!std::same_as<T, double>) {
-      vs.push_back({"bins U4 1 pass", [&] {
-                      launch_single_pass_variant<f32_shape<4>, T, T>(b.input.get(), m, b.out.get(), b.ws.get());
+      vs.push_back({"bins U8 1 pass", [&] {
+                      launch_single_pass_variant<f32_shape<8>, T, T>(b.input.get(), m, b.out.get(), b.ws.get());
                     }});
     }
     auto cb = [&] { b.cub(b.input.get(), b.peer.get(), m); };
@@ -350,7 +396,7 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
       for (auto& v : vs) {
         const double e = 1e6 * detred::bench::back_to_back_seconds(v.second, 1, 100);
         // The rows that time one kernel alone write no result of their own: not checked.
-        const bool partial = v.first.find("alone") != std::string::npos || v.first == "empty launch";
+        const bool partial = v.first.find("alone") != std::string::npos || v.first.starts_with("empty launch");
         const bool same = partial || raw(b.result()) == raw(expected);
         ok = ok && same;
         std::printf("small %s %s n=2^%d run %d: %-26s %.2f us  /CUB %.3f  exact==ref %s\n", tname, test::name_of(set),
@@ -359,6 +405,13 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                     : same  ? "yes"
                             : "NO");
       }
+      // Host enqueue time a call (no sync in the loop) of the library, its plain launch, an empty launch and CUB.
+      for (const auto& v : vs)
+        if (v.first.starts_with("library,") || v.first == "library" || v.first.starts_with("empty launch"))
+          std::printf("small %s %s n=2^%d run %d: host enqueue %-24s %.2f us\n", tname, test::name_of(set), log2m, run,
+                      v.first.c_str(), host_enqueue_us(v.second, 100));
+      std::printf("small %s %s n=2^%d run %d: host enqueue %-24s %.2f us\n", tname, test::name_of(set), log2m, run,
+                  "CUB", host_enqueue_us(cb, 100));
     }
   }
   return ok;

@@ -67,15 +67,16 @@ std::vector<long long> test_states(std::uint64_t seed) {
   };
   const std::uint32_t not_only_neg_zero = S::flag_not_only_negative_zero;
   long long limbs[L];
-  // Random limbs of random sizes (below 2^46, as block totals are; the top one smaller), dense and sparse.
-  for (int trial = 0; trial < 6000; ++trial) {
-    const int shape = trial % 6;
+  // Random limbs of random sizes (below 2^46, as block totals are; below 2^61, near the contract's 2^62; the top one
+  // smaller), dense and sparse.
+  for (int trial = 0; trial < 7000; ++trial) {
+    const int shape = trial % 7;
     for (int k = 0; k < L; ++k) {
-      const int bits = shape == 0 ? 46 : shape == 1 ? 33 : shape == 2 ? 32 : int(rng() % 47);
+      const int bits = shape == 0 ? 46 : shape == 1 ? 33 : shape == 2 ? 32 : shape == 6 ? 61 : int(rng() % 47);
       long long x = (long long)(rng() >> (64 - bits));
       if (shape == 2) x = (long long)(rng() >> 32);  // already digits
       if (rng() & 1) x = -x;
-      if (shape >= 3 && rng() % 8 != 0) x = 0;  // sparse
+      if (shape >= 3 && shape <= 5 && rng() % 8 != 0) x = 0;  // sparse
       if (shape == 5 && rng() % 2) x = 0;
       limbs[k] = x;
     }

@@ -113,10 +113,11 @@ template <class T>
 struct exact_streamed_plain_tuning : exact_streamed_tuning<T> {
   static constexpr int load = 0;
 };
-// The streamed form with steps of 4 vectors: small sums of the binary32 family that do not take the single pass take
-// it (launch_exact_blocks_tuned). A small sum has few chunks, each thread one or two steps; shorter steps give more
-// blocks work and a shorter path to the block's end (H100, back to back: 2^20 halves and bfloat16 10.5 -> 9.3-10.1 us
-// a call). Speed only: the same exact additions.
+// The streamed form with steps of 4 vectors: small sums of the binary32 family take it, in the single pass and in two
+// kernels (launch_exact_sum, launch_exact_blocks_tuned). A small sum has few chunks, each thread one or two steps;
+// shorter steps give more blocks work and a shorter path to the block's end (H100, back to back: 2^20 halves and
+// bfloat16 10.5 -> 9.3-10.1 us a call; 2^16 floats by the single pass 7.2-7.4 -> 6.7 us, both launched dependent).
+// Speed only: the same exact additions.
 template <class T>
 struct exact_small_tuning : exact_streamed_tuning<T> {
   static constexpr int unroll = 4;
@@ -560,31 +561,44 @@ inline constexpr int exact_partial_words = Threads / exact_state<T>::limb_count*
 // Threads threads calls it (the finishing kernel, after its grid dependency; or the single pass's last block, after
 // its acquire fence); total, flags and partial (exact_partial_words) are shared memory, total and flags valid after
 // it returns. The threads form G = Threads / L groups of L: thread k of group g adds limb k of the blocks g, g + G, ...
-// (consecutive threads read consecutive limbs of a block state: coalesced, every load independent; read through L2,
-// since other SMs wrote them in this launch or the last), then thread k adds the G partial sums. Integer additions:
-// the order cannot change a bit.
+// (consecutive threads read consecutive limbs of a block state: coalesced; read through L2, since other SMs wrote
+// them in this launch or the last), then thread k adds the G partial sums. Integer additions: the order cannot change
+// a bit. Latency is what costs here (one SM reads up to 4096 states): each thread issues its loads in batches of
+// exact_finish_batch, all in flight before the first addition (a predicate register each: 8 is what sm_90 code keeps
+// in flight), and its flags load before them (at 132 states of binary64 a thread has 10 loads: two round trips to L2,
+// where a loop unrolled by the compiler made five).
+inline constexpr int exact_finish_batch = 8;
 template <class T, int Threads>
 __device__ void exact_total_over_blocks(const long long* block_limbs, const unsigned* block_flags, int blocks,
                                         long long* total, unsigned& flags, long long* partial) {
   constexpr int L = exact_state<T>::limb_count;
   constexpr int groups = Threads / L;
+  constexpr int batch = exact_finish_batch;
   static_assert(groups >= 1, "a group of L threads fits the finishing block");
   const int tid = threadIdx.x, lane = tid & 31;
+  unsigned f = 0;
+  for (int b = tid; b < blocks; b += Threads) f |= __ldcg(block_flags + b);
   if (tid == 0) flags = 0;
   const int k = tid % L, g = tid / L;
   if (g < groups) {
     long long s = 0;
-#pragma unroll 8
-    for (int b = g; b < blocks; b += groups) s += __ldcg(block_limbs + std::uint64_t(b) * L + k);
+    for (int first = g; first < blocks; first += batch * groups) {
+      // One base and constant offsets: few registers, so the compiler keeps the whole batch in flight.
+      const long long* p = block_limbs + std::uint64_t(first) * L + k;
+      long long limb[batch];
+#pragma unroll
+      for (int j = 0; j < batch; ++j) limb[j] = first + j * groups < blocks ? __ldcg(p + j * groups * L) : 0;
+#pragma unroll
+      for (int j = 0; j < batch; ++j) s += limb[j];
+    }
     partial[g * L + k] = s;
   }
   __syncthreads();  // also orders `flags = 0` before the atomicOr below
-  unsigned f = 0;
-  for (int b = tid; b < blocks; b += Threads) f |= __ldcg(block_flags + b);
   f = __reduce_or_sync(0xffffffffu, f);
   if (lane == 0 && f) atomicOr(&flags, f);
   if (tid < L) {
     long long s = 0;
+#pragma unroll
     for (int q = 0; q < groups; ++q) s += partial[q * L + tid];
     total[tid] = s;
   }
@@ -660,6 +674,9 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   // Lets the finishing kernel (launched with programmatic stream serialization) be scheduled while this grid runs; it
   // still waits in cudaGridDependencySynchronize for this grid's completion and memory flush.
   cudaTriggerProgrammaticLaunchCompletion();
+  // Launched with programmatic stream serialization (launch_exact_blocks, dependent), this grid may be scheduled while
+  // the kernel before it runs: no global memory before that kernel's completion and flush. A no-op otherwise.
+  cudaGridDependencySynchronize();
 
   const unsigned thread_flags =
       exact_thread_share<T, Tune>(exact_limbs + tid, reinterpret_cast<double*>(exact_limbs + C * R * B) + tid, x, n,
@@ -717,6 +734,7 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   for (int k = tid; k < warps * R; k += B) deposit_rows[k] = 0;
   if (tid == 0) shared_flags = active_warps = 0;
   cudaTriggerProgrammaticLaunchCompletion();
+  cudaGridDependencySynchronize();  // as exact_block_kernel: no global memory before the kernel before it is done
   __syncthreads();
   exact_warp_levels_thread<Tune::levels, B, 1> th{{exact_limbs + tid}, {}, deposit_rows + warp * R, false};
   exact_warp_terms<T, Tune>(th, x, n, head, vectors, share, blockIdx.x, tid, tid - lane);
@@ -766,6 +784,8 @@ __global__ void __launch_bounds__(Threads)
   __shared__ long long total[72];
   __shared__ unsigned flags;
   __shared__ long long partial[exact_partial_words<T, Threads>];
+  // The next call's kernel 1 may be scheduled now (when launched dependent); it waits for this grid's end anyway.
+  cudaTriggerProgrammaticLaunchCompletion();
   cudaGridDependencySynchronize();  // the block kernel's states are complete and visible from here on
   exact_total_over_blocks<T, Threads>(block_limbs, block_flags, blocks, total, flags, partial);
   if (threadIdx.x < 32) exact_round_total<A, T>(total, flags, out);
@@ -838,9 +858,14 @@ int exact_resident_blocks() {
 // the workspace. Returns the block count and where the states are. With A non-void, the single pass: the last block
 // also rounds the total to *d_out.
 // `wanted` (0: the default) asks for another block count (a bench's shapes; the workspace must hold that many states).
+// `dependent`: launched with programmatic stream serialization (dependent_launch.cuh), so that the grid is scheduled
+// while the kernel before it on the stream ends (the last call's finishing kernel lets it at its start); the kernels
+// touch no global memory before their cudaGridDependencySynchronize, which waits for that kernel's completion. H100,
+// 100 calls back to back: binary64 2^20 10.6-10.8 -> 9.5 us a call, 2^16 9.2-9.7 -> 8.0-8.8; binary32 2^16 (the
+// single pass) 8.1 -> 7.2, 2^20 8.5-8.8 -> 7.4-7.9. false: the plain launch (a bench's comparison).
 template <class T, class Tune, class A = void>
 int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream, long long*& block_limbs,
-                        unsigned*& block_flags, A* d_out = nullptr, std::uint64_t wanted = 0) {
+                        unsigned*& block_flags, A* d_out = nullptr, std::uint64_t wanted = 0, bool dependent = true) {
   using S = exact_state<T>;
   constexpr int L = S::limb_count;
   // `waves` times the blocks the device keeps resident (tuning.hpp), no more than the workspace bound
@@ -856,15 +881,20 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
   unsigned char* base = static_cast<unsigned char*>(d_workspace) + workspace_header_bytes;
   block_limbs = reinterpret_cast<long long*>(base);
   block_flags = reinterpret_cast<unsigned*>(base + blocks * L * sizeof(long long));
+  auto launch = [&](auto kernel) {
+    if (dependent)
+      launch_dependent(kernel, dim3(unsigned(blocks)), dim3(Tune::block_threads), exact_shared_bytes<T, Tune>, stream,
+                       "cuda::sum (exact): block kernel launch", d_in, n, part.head, part.vectors,
+                       exact_share<Tune>(part), block_limbs, block_flags, d_out, workspace_arrivals(d_workspace));
+    else
+      kernel<<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
+          d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags, d_out,
+          workspace_arrivals(d_workspace));
+  };
   if constexpr (Tune::algorithm == exact_block_algorithm::warp_levels)
-    exact_warp_levels_kernel<T, Tune, A>
-        <<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
-            d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags, d_out,
-            workspace_arrivals(d_workspace));
+    launch(exact_warp_levels_kernel<T, Tune, A>);
   else
-    exact_block_kernel<T, Tune, A><<<unsigned(blocks), Tune::block_threads, exact_shared_bytes<T, Tune>, stream>>>(
-        d_in, n, part.head, part.vectors, exact_share<Tune>(part), block_limbs, block_flags, d_out,
-        workspace_arrivals(d_workspace));
+    launch(exact_block_kernel<T, Tune, A>);
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
   return int(blocks);
 }
@@ -928,7 +958,7 @@ void launch_exact_sum(const T* d_in, std::uint64_t n, A* d_out, void* d_workspac
   unsigned* block_flags = nullptr;
   exact_check_size(n);
   if (exact_single_pass<T>(n)) {
-    launch_exact_blocks<T, exact_streamed_tuning<T>, A>(d_in, n, d_workspace, stream, block_limbs, block_flags, d_out);
+    launch_exact_blocks<T, exact_small_tuning<T>, A>(d_in, n, d_workspace, stream, block_limbs, block_flags, d_out);
     return;
   }
   const int blocks = launch_exact_blocks_tuned<T>(d_in, n, d_workspace, stream, block_limbs, block_flags);

@@ -31,30 +31,82 @@ __device__ DETRED_INLINE V exact_warp_slot(const V (&v)[J], int k) {
   return __shfl_sync(0xffffffffu, mine, k & 31);
 }
 
+// A carry in {-1, 0, 1} coded as c + 1 in two bits; a limb's carry function (the carry it passes up for each carry it
+// receives) as three such fields, field c + 1 holding f(c): 6 bits.
+inline constexpr unsigned exact_carry_identity = 0u | 1u << 2 | 2u << 4;  // f(c) = c
+inline constexpr unsigned exact_carry_absorb = 1u | 1u << 2 | 1u << 4;    // f(c) = 0: the top limb keeps any carry
+
+// The carry function of `low` then `high` (a limb, then the limb above it): c -> high(low(c)). Associative, so a scan
+// gives every limb the function of all the limbs below it.
+__device__ DETRED_INLINE unsigned exact_carry_compose(unsigned low, unsigned high) {
+  unsigned r = 0;
+#pragma unroll
+  for (int c = 0; c < 3; ++c) r |= ((high >> (2 * ((low >> (2 * c)) & 3u))) & 3u) << (2 * c);
+  return r;
+}
+
 // The lane's limbs of an L-limb value brought to the normal form exact_accumulator::normalize() gives (limbs
-// 0 .. L-2 in [0, 2^32), limb L-1 signed; unique for the value): rounds in which every limb below the top passes its
-// bits from 2^32 up to the next limb, until no limb has any. A carry climbs one limb a round, so at most L + 1 rounds
-// (two or three for a block total). Slots past L - 1 hold 0 and stay 0.
+// 0 .. L-2 in [0, 2^32), limb L-1 signed; unique for the value). Slots past L - 1 hold 0 and stay 0.
+// First every limb below the top passes floor(limb / 2^32) up one limb (|limb| < 2^62: that carry is below 2^30 in
+// magnitude), which leaves each limb below the top in [-2^30, 2^32 + 2^30): from there a carry c in {-1, 0, 1} into a
+// limb x gives the carry floor((x + c) / 2^32), again in {-1, 0, 1}. What each limb receives is then the composition
+// of the carry functions of all the limbs below it applied to 0, found by a scan across the lanes (five shuffle
+// levels a slot, then the slots in order) instead of a carry climbing one limb a round (as many rounds as the limbs
+// a borrow crosses: 33 for a small negative block total of the binary64 layout, half the finishing kernel's time).
 template <int L, int J>
 __device__ DETRED_INLINE void exact_warp_normalize(long long (&t)[J]) {
   const int lane = threadIdx.x & 31;
-  while (true) {
+  {
     long long carry[J];
-    bool any = false;
 #pragma unroll
     for (int j = 0; j < J; ++j) {
       const int k = lane + 32 * j;
       carry[j] = k < L - 1 ? t[j] >> 32 : 0;  // arithmetic shift: floor(limb / 2^32)
       t[j] -= (long long)((unsigned long long)carry[j] << 32);
-      any = any || carry[j] != 0;
     }
-    if (!__any_sync(0xffffffffu, any)) break;
 #pragma unroll
     for (int j = 0; j < J; ++j) {
       const long long below = __shfl_up_sync(0xffffffffu, carry[j], 1);
       const long long wrap = j > 0 ? __shfl_sync(0xffffffffu, carry[j > 0 ? j - 1 : 0], 31) : 0;
       t[j] += lane == 0 ? wrap : below;
     }
+  }
+  // Limb k's carry function, then the inclusive scan of each slot over its 32 lanes (limbs 32 j .. 32 j + 31).
+  unsigned scan[J];
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const int k = lane + 32 * j;
+    unsigned f = exact_carry_absorb;
+    if (k < L - 1) {
+      f = 0;
+#pragma unroll
+      for (int c = -1; c <= 1; ++c) f |= unsigned(((t[j] + c) >> 32) + 1) << (2 * (c + 1));
+    }
+    scan[j] = f;
+  }
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const unsigned lower = __shfl_up_sync(0xffffffffu, scan[j], d);
+      if (lane >= d) scan[j] = exact_carry_compose(lower, scan[j]);
+    }
+  }
+  // The carry into each slot's limb 32 j (0 into limb 0), then into each limb: the scan below it applied to that.
+  int into_slot = 0;
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const unsigned below = __shfl_up_sync(0xffffffffu, scan[j], 1);
+    const int c = lane == 0 ? into_slot : int((below >> (2 * (into_slot + 1))) & 3u) - 1;
+    const int k = lane + 32 * j;
+    if (k < L - 1) {
+      const long long x = t[j] + c;
+      t[j] = x - (long long)((unsigned long long)(x >> 32) << 32);
+    } else if (k == L - 1) {
+      t[j] += c;
+    }
+    const unsigned slot = __shfl_sync(0xffffffffu, scan[j], 31);
+    into_slot = int((slot >> (2 * (into_slot + 1))) & 3u) - 1;
   }
 }
 
