@@ -13,7 +13,8 @@
 // interleaved within each repetition, each result checked; medians.
 // `bench_exact latency`: the latency block alone, every type. `bench_exact small`: binary64 small sums by other
 // steps of kernel 1 on three data sets (and the library's kernel 1, its finishing kernel and an empty launch, each
-// alone), and binary32 by other steps, back to back, against CUB.
+// alone), and binary32 by other steps, back to back, against CUB; with the host's time to enqueue the calls and the
+// device's own time a call (a CUDA graph of 100 calls), the library's and CUB's.
 // Usage: bench_exact [reps] (default 15) | bench_exact profile [log2 n] | bench_exact sweep [reps] | bench_exact
 // latency
 #include <cuda_bf16.h>
@@ -282,6 +283,43 @@ void library_plain_launch(const T* d, std::size_t n, T* out, void* ws) {
                              std::uint64_t(n), out);
 }
 
+// Device time a call: `calls` calls captured in one CUDA graph, the graph launched 5 times (median time a call between
+// two events). The host's launches leave the loop, so where this is below the back-to-back time the host bound it.
+inline double graph_us(const std::function<void(cudaStream_t)>& f, int calls) {
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  f(s);  // outside the capture: attributes and caches are set up here
+  check(cudaStreamSynchronize(s), "sync");
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "begin capture");
+  for (int i = 0; i < calls; ++i) f(s);
+  check(cudaStreamEndCapture(s, &graph), "end capture");
+  cudaGraphExec_t exec = nullptr;
+  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  check(cudaGraphLaunch(exec, s), "graph launch");
+  check(cudaStreamSynchronize(s), "sync");
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  std::vector<double> t;
+  for (int r = 0; r < 5; ++r) {
+    check(cudaEventRecord(start, s), "record");
+    check(cudaGraphLaunch(exec, s), "graph launch");
+    check(cudaEventRecord(stop, s), "record");
+    check(cudaEventSynchronize(stop), "sync");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    t.push_back(1000.0 * ms / calls);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 // Host time a call to enqueue `calls` calls back to back (no synchronisation inside the loop), in us: where it
 // reaches the per-call time between events, the loop is bound by the host's launches, not by the device.
 inline double host_enqueue_us(const std::function<void()>& f, int calls) {
@@ -308,7 +346,9 @@ struct f32_shape : dd::exact_streamed_tuning<float> {
 // checked: binary64 on the uniform, full-range and ill-conditioned data sets, against the two-kernel form with 10
 // vectors a step, the 67 rows a thread at 4 vectors ("all rows B256 U4"), and the warp-shared window at other steps,
 // block counts (times the workspace's bound) and in one pass; binary32 (uniform) against 8 vectors a step in two
-// kernels and in the single pass.
+// kernels and in the single pass. Each run also prints the host's time to enqueue 100 calls (host_enqueue_us) of the
+// library, its plain launch, an empty launch and CUB, and the device's own time a call of the library and of CUB
+// (graph_us).
 template <class T>
 bool small_shapes_of(const char* tname, test::exact_dataset set) {
   exact_buffers<T, T> b;
@@ -412,6 +452,18 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                       v.first.c_str(), host_enqueue_us(v.second, 100));
       std::printf("small %s %s n=2^%d run %d: host enqueue %-24s %.2f us\n", tname, test::name_of(set), log2m, run,
                   "CUB", host_enqueue_us(cb, 100));
+      // The device's own time a call (a graph of 100 calls): the library's and CUB's.
+      const double lib_graph = graph_us(
+          [&](cudaStream_t s) {
+            cuda::sum<T>(b.ws.get(), b.ws_bytes, b.input.get(), b.out.get(), m, s,
+                         cuda::sum_options{.method = sum_method::exact});
+          },
+          100);
+      const bool graph_same = raw(b.result()) == raw(expected);
+      ok = ok && graph_same;
+      const double cub_graph = graph_us([&](cudaStream_t s) { b.cub(b.input.get(), b.peer.get(), m, s); }, 100);
+      std::printf("small %s %s n=2^%d run %d: graph of 100 calls: library %.2f us (exact==ref %s), CUB %.2f us\n",
+                  tname, test::name_of(set), log2m, run, lib_graph, graph_same ? "yes" : "NO", cub_graph);
     }
   }
   return ok;
