@@ -361,6 +361,9 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
     acc.add(base.data(), base.size());
     const T expected = acc.template rounded<T>();
     std::vector<std::pair<std::string, std::function<void()>>> vs;
+    // Forms timed as a CUDA graph of 100 calls too (the device's own time a call): name, call on a stream, and
+    // whether it writes a sum to check.
+    std::vector<std::tuple<std::string, std::function<void(cudaStream_t)>, bool>> gs;
     vs.push_back({"library", [&] { b.exact(m); }});
     auto add = [&]<class Tune>(const char* name) {
       vs.push_back({name, [&] { launch_variant<Tune, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
@@ -415,6 +418,78 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                                                  static_cast<const unsigned*>(flags), library_blocks, std::uint64_t(m),
                                                  b.out.get());
                     }});
+      vs.push_back({"warp U4 x1 1 pass", [&] {
+                      launch_single_pass_variant<f64_warp_shape<4>, T, T>(b.input.get(), m, b.out.get(), b.ws.get());
+                    }});
+      gs.push_back({"kernel 1 alone",
+                    [&](cudaStream_t s) {
+                      long long* l = nullptr;
+                      unsigned* f = nullptr;
+                      dd::launch_exact_blocks<T, library_tune, void>(b.input.get(), m, b.ws.get(), s, l, f);
+                    },
+                    false});
+      gs.push_back({"finish alone",
+                    [&, states, flags, library_blocks](cudaStream_t s) {
+                      dd::launch_finishing_block(
+                          dd::exact_finish_kernel<T, T, dd::exact_finish_threads_binary64>,
+                          dd::exact_finish_threads_binary64, s, "finish alone", static_cast<const long long*>(states),
+                          static_cast<const unsigned*>(flags), library_blocks, std::uint64_t(m), b.out.get());
+                    },
+                    false});
+      gs.push_back({"finish alone, 512 threads",
+                    [&, states, flags, library_blocks](cudaStream_t s) {
+                      dd::launch_finishing_block(dd::exact_finish_kernel<T, T, 512>, 512, s, "finish alone",
+                                                 static_cast<const long long*>(states),
+                                                 static_cast<const unsigned*>(flags), library_blocks, std::uint64_t(m),
+                                                 b.out.get());
+                    },
+                    false});
+      gs.push_back({"finish alone, 256 threads",
+                    [&, states, flags, library_blocks](cudaStream_t s) {
+                      dd::launch_finishing_block(dd::exact_finish_kernel<T, T, 256>, 256, s, "finish alone",
+                                                 static_cast<const long long*>(states),
+                                                 static_cast<const unsigned*>(flags), library_blocks, std::uint64_t(m),
+                                                 b.out.get());
+                    },
+                    false});
+      gs.push_back({"warp U8 library blocks",
+                    [&](cudaStream_t s) {
+                      long long* l = nullptr;
+                      unsigned* f = nullptr;
+                      const int blocks =
+                          dd::launch_exact_blocks<T, f64_warp_shape<8>, void>(b.input.get(), m, b.ws.get(), s, l, f);
+                      dd::launch_finishing_block(dd::exact_finish_kernel<T, T, dd::exact_finish_threads_binary64>,
+                                                 dd::exact_finish_threads_binary64, s, "U8 finish",
+                                                 static_cast<const long long*>(l), static_cast<const unsigned*>(f),
+                                                 blocks, std::uint64_t(m), b.out.get());
+                    },
+                    true});
+      gs.push_back({"warp U4 half the blocks",
+                    [&](cudaStream_t s) {
+                      long long* l = nullptr;
+                      unsigned* f = nullptr;
+                      const int blocks = dd::launch_exact_blocks<T, f64_warp_shape<4>, void>(
+                          b.input.get(), m, b.ws.get(), s, l, f, nullptr,
+                          std::max<std::uint64_t>(1, library_blocks / 2));
+                      dd::launch_finishing_block(dd::exact_finish_kernel<T, T, dd::exact_finish_threads_binary64>,
+                                                 dd::exact_finish_threads_binary64, s, "U4 half finish",
+                                                 static_cast<const long long*>(l), static_cast<const unsigned*>(f),
+                                                 blocks, std::uint64_t(m), b.out.get());
+                    },
+                    true});
+      gs.push_back({"empty launch dependent",
+                    [](cudaStream_t s) {
+                      dd::launch_dependent(empty_dependent_kernel, dim3(1), dim3(32), 0, s, "empty dependent");
+                    },
+                    false});
+      gs.push_back({"warp U4 x1 1 pass",
+                    [&](cudaStream_t s) {
+                      long long* l = nullptr;
+                      unsigned* f = nullptr;
+                      dd::launch_exact_blocks<T, f64_warp_shape<4>, T>(b.input.get(), m, b.ws.get(), s, l, f,
+                                                                       b.out.get());
+                    },
+                    true});
       vs.push_back({"empty launch", [] { empty_kernel<<<1, 32>>>(); }});
       vs.push_back({"empty launch dependent", [] {
                       dd::launch_dependent(empty_dependent_kernel, dim3(1), dim3(32), 0, nullptr, "empty dependent");
@@ -464,6 +539,16 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
       const double cub_graph = graph_us([&](cudaStream_t s) { b.cub(b.input.get(), b.peer.get(), m, s); }, 100);
       std::printf("small %s %s n=2^%d run %d: graph of 100 calls: library %.2f us (exact==ref %s), CUB %.2f us\n",
                   tname, test::name_of(set), log2m, run, lib_graph, graph_same ? "yes" : "NO", cub_graph);
+      for (const auto& [name, call, checked] : gs) {
+        const double g = graph_us(call, 100);
+        const bool same = !checked || raw(b.result()) == raw(expected);
+        ok = ok && same;
+        std::printf("small %s %s n=2^%d run %d: graph of 100 calls: %-24s %.2f us%s\n", tname, test::name_of(set),
+                    log2m, run, name.c_str(), g,
+                    !checked ? " (not a sum)"
+                    : same   ? " (exact==ref yes)"
+                             : " (exact==ref NO)");
+      }
     }
   }
   return ok;
