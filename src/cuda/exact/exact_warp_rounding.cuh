@@ -31,82 +31,99 @@ __device__ DETRED_INLINE V exact_warp_slot(const V (&v)[J], int k) {
   return __shfl_sync(0xffffffffu, mine, k & 31);
 }
 
-// A carry in {-1, 0, 1} coded as c + 1 in two bits; a limb's carry function (the carry it passes up for each carry it
-// receives) as three such fields, field c + 1 holding f(c): 6 bits.
-inline constexpr unsigned exact_carry_identity = 0u | 1u << 2 | 2u << 4;  // f(c) = c
-inline constexpr unsigned exact_carry_absorb = 1u | 1u << 2 | 1u << 4;    // f(c) = 0: the top limb keeps any carry
-
-// The carry function of `low` then `high` (a limb, then the limb above it): c -> high(low(c)). Associative, so a scan
-// gives every limb the function of all the limbs below it.
-__device__ DETRED_INLINE unsigned exact_carry_compose(unsigned low, unsigned high) {
-  unsigned r = 0;
+// The carry-in mask of a chain of single-bit carries over the 32 J limbs of the warp (bit l of word j: limb l + 32 j):
+// `generate` where a limb passes a carry up whatever it receives, `propagate` where it passes up the one it receives.
+// It is the carry-in mask of the binary addition (generate | propagate) + generate, found by one addition of J words
+// instead of a carry climbing one limb a step (generate and propagate never share a bit).
+template <int J>
+__device__ DETRED_INLINE void exact_warp_carry_in(const unsigned (&generate)[J], const unsigned (&propagate)[J],
+                                                  unsigned (&carry_in)[J]) {
+  unsigned long long carry = 0;
 #pragma unroll
-  for (int c = 0; c < 3; ++c) r |= ((high >> (2 * ((low >> (2 * c)) & 3u))) & 3u) << (2 * c);
-  return r;
+  for (int j = 0; j < J; ++j) {
+    const unsigned a = generate[j] | propagate[j], b = generate[j];
+    const unsigned long long sum = (unsigned long long)a + b + carry;
+    carry = sum >> 32;
+    carry_in[j] = unsigned(sum) ^ a ^ b;
+  }
+}
+
+// One round in which every limb below the top passes floor(limb / 2^32) up one limb: the lane's limbs keep their
+// digits in [0, 2^32) and `incoming` gets what each receives from the limb below (0 into limb 0).
+template <int L, int J>
+__device__ DETRED_INLINE void exact_warp_carry_round(long long (&t)[J], long long (&incoming)[J]) {
+  const int lane = threadIdx.x & 31;
+  long long carry[J];
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const int k = lane + 32 * j;
+    carry[j] = k < L - 1 ? t[j] >> 32 : 0;  // arithmetic shift: floor(limb / 2^32)
+    t[j] -= (long long)((unsigned long long)carry[j] << 32);
+  }
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const long long below = __shfl_up_sync(0xffffffffu, carry[j], 1);
+    const long long wrap = j > 0 ? __shfl_sync(0xffffffffu, carry[j > 0 ? j - 1 : 0], 31) : 0;
+    incoming[j] = lane == 0 ? wrap : below;
+  }
 }
 
 // The lane's limbs of an L-limb value brought to the normal form exact_accumulator::normalize() gives (limbs
 // 0 .. L-2 in [0, 2^32), limb L-1 signed; unique for the value). Slots past L - 1 hold 0 and stay 0.
-// First every limb below the top passes floor(limb / 2^32) up one limb (|limb| < 2^62: that carry is below 2^30 in
-// magnitude), which leaves each limb below the top in [-2^30, 2^32 + 2^30): from there a carry c in {-1, 0, 1} into a
-// limb x gives the carry floor((x + c) / 2^32), again in {-1, 0, 1}. What each limb receives is then the composition
-// of the carry functions of all the limbs below it applied to 0, found by a scan across the lanes (five shuffle
-// levels a slot, then the slots in order) instead of a carry climbing one limb a round (as many rounds as the limbs
-// a borrow crosses: 33 for a small negative block total of the binary64 layout, half the finishing kernel's time).
+// Two rounds pass each limb's floor(limb / 2^32) up one limb: with |limb| < 2^62 the first round's carries are below
+// 2^30 in magnitude, so before the second each limb below the top is in [-2^30, 2^32 + 2^30) and the second's carries
+// e are in {-1, 0, 1}. The value is then D + E+ - E-: digits D in [0, 2^32), E+ the limbs that received +1, E- those
+// that received -1 (the top limb takes what it receives as it is). D + E+ and then the subtraction of E- are
+// additions of single-bit digits, whose carries (borrows) are found at once (exact_warp_carry_in: two ballots and
+// one multi-word addition each). A carry that climbed one limb a round took as many rounds as the limbs a borrow
+// crosses (33 for the small negative block totals of binary64 sums, about half of the finishing kernel's time).
 template <int L, int J>
 __device__ DETRED_INLINE void exact_warp_normalize(long long (&t)[J]) {
   const int lane = threadIdx.x & 31;
-  {
-    long long carry[J];
+  long long incoming[J];
+  exact_warp_carry_round<L, J>(t, incoming);
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const int k = lane + 32 * j;
-      carry[j] = k < L - 1 ? t[j] >> 32 : 0;  // arithmetic shift: floor(limb / 2^32)
-      t[j] -= (long long)((unsigned long long)carry[j] << 32);
-    }
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const long long below = __shfl_up_sync(0xffffffffu, carry[j], 1);
-      const long long wrap = j > 0 ? __shfl_sync(0xffffffffu, carry[j > 0 ? j - 1 : 0], 31) : 0;
-      t[j] += lane == 0 ? wrap : below;
-    }
-  }
-  // Limb k's carry function, then the inclusive scan of each slot over its 32 lanes (limbs 32 j .. 32 j + 31).
-  unsigned scan[J];
+  for (int j = 0; j < J; ++j) t[j] += incoming[j];
+  exact_warp_carry_round<L, J>(t, incoming);
+  // D + E+: a limb below the top with digit + 1 = 2^32 generates a carry, with digit + received = 2^32 - 1 passes one.
+  unsigned generate[J], propagate[J], carry_in[J];
 #pragma unroll
   for (int j = 0; j < J; ++j) {
     const int k = lane + 32 * j;
-    unsigned f = exact_carry_absorb;
-    if (k < L - 1) {
-      f = 0;
-#pragma unroll
-      for (int c = -1; c <= 1; ++c) f |= unsigned(((t[j] + c) >> 32) + 1) << (2 * (c + 1));
-    }
-    scan[j] = f;
+    if (k == L - 1) t[j] += incoming[j];  // the top limb takes +-1 as it is
+    const long long plus = k < L - 1 && incoming[j] > 0 ? 1 : 0;
+    t[j] += plus;  // in [0, 2^32] below the top
+    generate[j] = __ballot_sync(0xffffffffu, k < L - 1 && t[j] == (1ll << 32));
+    propagate[j] = __ballot_sync(0xffffffffu, k < L - 1 && t[j] == (1ll << 32) - 1);
   }
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const unsigned lower = __shfl_up_sync(0xffffffffu, scan[j], d);
-      if (lane >= d) scan[j] = exact_carry_compose(lower, scan[j]);
-    }
-  }
-  // The carry into each slot's limb 32 j (0 into limb 0), then into each limb: the scan below it applied to that.
-  int into_slot = 0;
+  exact_warp_carry_in<J>(generate, propagate, carry_in);
 #pragma unroll
   for (int j = 0; j < J; ++j) {
-    const unsigned below = __shfl_up_sync(0xffffffffu, scan[j], 1);
-    const int c = lane == 0 ? into_slot : int((below >> (2 * (into_slot + 1))) & 3u) - 1;
     const int k = lane + 32 * j;
-    if (k < L - 1) {
-      const long long x = t[j] + c;
-      t[j] = x - (long long)((unsigned long long)(x >> 32) << 32);
-    } else if (k == L - 1) {
+    const long long c = (carry_in[j] >> lane) & 1u;
+    if (k < L - 1)
+      t[j] = (t[j] + c) & 0xffffffffll;
+    else if (k == L - 1)
       t[j] += c;
-    }
-    const unsigned slot = __shfl_sync(0xffffffffu, scan[j], 31);
-    into_slot = int((slot >> (2 * (into_slot + 1))) & 3u) - 1;
+  }
+  // - E-: a limb below the top with digit - 1 = -1 generates a borrow, with digit - received = 0 passes one.
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const int k = lane + 32 * j;
+    const long long minus = k < L - 1 && incoming[j] < 0 ? 1 : 0;
+    t[j] -= minus;  // in [-1, 2^32) below the top
+    generate[j] = __ballot_sync(0xffffffffu, k < L - 1 && t[j] == -1);
+    propagate[j] = __ballot_sync(0xffffffffu, k < L - 1 && t[j] == 0);
+  }
+  exact_warp_carry_in<J>(generate, propagate, carry_in);
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const int k = lane + 32 * j;
+    const long long b = (carry_in[j] >> lane) & 1u;
+    if (k < L - 1)
+      t[j] = (t[j] - b) & 0xffffffffll;
+    else if (k == L - 1)
+      t[j] -= b;
   }
 }
 
