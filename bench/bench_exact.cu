@@ -501,6 +501,42 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
       vs.push_back({"bins U8 1 pass", [&] {
                       launch_single_pass_variant<f32_shape<8>, T, T>(b.input.get(), m, b.out.get(), b.ws.get());
                     }});
+      vs.push_back({"bins U4 1 pass", [&] {
+                      launch_single_pass_variant<f32_shape<4>, T, T>(b.input.get(), m, b.out.get(), b.ws.get());
+                    }});
+      // The device's own time of the two kernels (4-vector steps) apart, and of the single pass at 4 vectors.
+      gs.push_back(
+          {"two kernels",
+           [&](cudaStream_t s) {
+             long long* l = nullptr;
+             unsigned* f = nullptr;
+             const int blocks = dd::launch_exact_blocks<T, f32_shape<4>, void>(b.input.get(), m, b.ws.get(), s, l, f);
+             dd::launch_finishing_block(dd::exact_finish_kernel<T, T, dd::exact_finish_threads>,
+                                        dd::exact_finish_threads, s, "f32 finish", static_cast<const long long*>(l),
+                                        static_cast<const unsigned*>(f), blocks, std::uint64_t(m), b.out.get());
+           },
+           true});
+      gs.push_back({"kernel 1 alone (4 vectors)",
+                    [&](cudaStream_t s) {
+                      long long* l = nullptr;
+                      unsigned* f = nullptr;
+                      dd::launch_exact_blocks<T, f32_shape<4>, void>(b.input.get(), m, b.ws.get(), s, l, f);
+                    },
+                    false});
+      gs.push_back({"U4 1 pass",
+                    [&](cudaStream_t s) {
+                      long long* l = nullptr;
+                      unsigned* f = nullptr;
+                      dd::launch_exact_blocks<T, f32_shape<4>, T>(b.input.get(), m, b.ws.get(), s, l, f, b.out.get());
+                    },
+                    true});
+      gs.push_back({"U8 1 pass",
+                    [&](cudaStream_t s) {
+                      long long* l = nullptr;
+                      unsigned* f = nullptr;
+                      dd::launch_exact_blocks<T, f32_shape<8>, T>(b.input.get(), m, b.ws.get(), s, l, f, b.out.get());
+                    },
+                    true});
     }
     auto cb = [&] { b.cub(b.input.get(), b.peer.get(), m); };
     for (auto& v : vs)
