@@ -68,6 +68,37 @@ __device__ DETRED_INLINE void exact_warp_carry_round(long long (&t)[J], long lon
   }
 }
 
+// Sign = +1: adds 1 to each limb below the top that received +1 (incoming > 0); Sign = -1: subtracts 1 from each
+// that received -1. The limbs below the top hold digits in [0, 2^32) before and after; the carries (borrows) they pass
+// are found at once (exact_warp_carry_in), and the top limb takes the one that reaches it. A limb generates a carry
+// when digit + Sign leaves [0, 2^32) (2^32, or -1), and passes on the one it receives when digit + Sign is at the
+// range's edge in that direction (2^32 - 1, or 0).
+template <int L, int J, int Sign>
+__device__ DETRED_INLINE void exact_warp_add_bits(long long (&t)[J], const long long (&incoming)[J]) {
+  static_assert(Sign == 1 || Sign == -1, "one bit up or down");
+  const int lane = threadIdx.x & 31;
+  constexpr long long outside = Sign > 0 ? 1ll << 32 : -1;
+  constexpr long long edge = Sign > 0 ? (1ll << 32) - 1 : 0;
+  unsigned generate[J], propagate[J], carry_in[J];
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const bool below_top = lane + 32 * j < L - 1;
+    if (below_top && (Sign > 0 ? incoming[j] > 0 : incoming[j] < 0)) t[j] += Sign;
+    generate[j] = __ballot_sync(0xffffffffu, below_top && t[j] == outside);
+    propagate[j] = __ballot_sync(0xffffffffu, below_top && t[j] == edge);
+  }
+  exact_warp_carry_in<J>(generate, propagate, carry_in);
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const int k = lane + 32 * j;
+    const long long c = Sign * (long long)((carry_in[j] >> lane) & 1u);
+    if (k < L - 1)
+      t[j] = (t[j] + c) & 0xffffffffll;
+    else if (k == L - 1)
+      t[j] += c;
+  }
+}
+
 // The lane's limbs of an L-limb value brought to the normal form exact_accumulator::normalize() gives (limbs
 // 0 .. L-2 in [0, 2^32), limb L-1 signed; unique for the value). Slots past L - 1 hold 0 and stay 0.
 // Two rounds pass each limb's floor(limb / 2^32) up one limb: with |limb| < 2^62 the first round's carries are below
@@ -85,46 +116,11 @@ __device__ DETRED_INLINE void exact_warp_normalize(long long (&t)[J]) {
 #pragma unroll
   for (int j = 0; j < J; ++j) t[j] += incoming[j];
   exact_warp_carry_round<L, J>(t, incoming);
-  // D + E+: a limb below the top with digit + 1 = 2^32 generates a carry, with digit + received = 2^32 - 1 passes one.
-  unsigned generate[J], propagate[J], carry_in[J];
 #pragma unroll
-  for (int j = 0; j < J; ++j) {
-    const int k = lane + 32 * j;
-    if (k == L - 1) t[j] += incoming[j];  // the top limb takes +-1 as it is
-    const long long plus = k < L - 1 && incoming[j] > 0 ? 1 : 0;
-    t[j] += plus;  // in [0, 2^32] below the top
-    generate[j] = __ballot_sync(0xffffffffu, k < L - 1 && t[j] == (1ll << 32));
-    propagate[j] = __ballot_sync(0xffffffffu, k < L - 1 && t[j] == (1ll << 32) - 1);
-  }
-  exact_warp_carry_in<J>(generate, propagate, carry_in);
-#pragma unroll
-  for (int j = 0; j < J; ++j) {
-    const int k = lane + 32 * j;
-    const long long c = (carry_in[j] >> lane) & 1u;
-    if (k < L - 1)
-      t[j] = (t[j] + c) & 0xffffffffll;
-    else if (k == L - 1)
-      t[j] += c;
-  }
-  // - E-: a limb below the top with digit - 1 = -1 generates a borrow, with digit - received = 0 passes one.
-#pragma unroll
-  for (int j = 0; j < J; ++j) {
-    const int k = lane + 32 * j;
-    const long long minus = k < L - 1 && incoming[j] < 0 ? 1 : 0;
-    t[j] -= minus;  // in [-1, 2^32) below the top
-    generate[j] = __ballot_sync(0xffffffffu, k < L - 1 && t[j] == -1);
-    propagate[j] = __ballot_sync(0xffffffffu, k < L - 1 && t[j] == 0);
-  }
-  exact_warp_carry_in<J>(generate, propagate, carry_in);
-#pragma unroll
-  for (int j = 0; j < J; ++j) {
-    const int k = lane + 32 * j;
-    const long long b = (carry_in[j] >> lane) & 1u;
-    if (k < L - 1)
-      t[j] = (t[j] - b) & 0xffffffffll;
-    else if (k == L - 1)
-      t[j] -= b;
-  }
+  for (int j = 0; j < J; ++j)
+    if (lane + 32 * j == L - 1) t[j] += incoming[j];  // the top limb takes +-1 as it is
+  exact_warp_add_bits<L, J, 1>(t, incoming);          // D + E+
+  exact_warp_add_bits<L, J, -1>(t, incoming);         // - E-
 }
 
 // The correctly rounded Out of the value whose limbs the calling warp holds (lane l: limbs l + 32 j of the R layout,
