@@ -5,6 +5,7 @@
 // the flags: docs/EXACT.md "On the GPU", "The exponent_bins algorithm".
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "detred/accumulators/exact.hpp"
@@ -44,12 +45,17 @@ struct exact_bins_thread {
   unsigned flags = 0;
   bool rescan = false;  // the special bin held a NaN: the thread's NaN/Inf flags are recomputed from its terms
 
+  // Zeroes the limbs and sets every bin to -0.0: independent stores at constant offsets, unrolled.
   DETRED_HD DETRED_INLINE void clear() {
-#pragma unroll 1
+#pragma unroll
     for (int k = 0; k < G::limb_rows; ++k) limbs[k * BlockThreads] = 0;
-#pragma unroll 1
+#pragma unroll
     for (int q = 0; q < G::bin_count; ++q) bins[q * BlockThreads] = detred::bit_cast<double>(negative_zero);
   }
+
+  // Called by exact_thread_terms once the first step's loads are issued: the clearing's stores then wait for nothing
+  // and overlap the loads' latency (a thread of a small sum has one step: clearing first made it wait for both).
+  DETRED_HD DETRED_INLINE void begin() { clear(); }
 
   // Every term: widened exactly to binary64 (NaN stays NaN, +-Inf stays +-Inf), added to its bin.
   DETRED_HD DETRED_INLINE void add(unsigned b, int /*column*/ = 0) {
@@ -77,31 +83,46 @@ struct exact_bins_thread {
   }
 
   // Moves every bin into the limbs (exactly: bin q is an integer multiple of 2^unit_exponent(q) of at most 2^53 units)
-  // and resets it to -0.0. A bin other than -0.0 means a term other than -0.0 reached it (docs/EXACT.md).
+  // and resets it to -0.0. A bin other than -0.0 means a term other than -0.0 reached it (docs/EXACT.md). The 17 bins
+  // are read at once (independent loads) into a mask of the bins other than -0.0; only those are read again and
+  // moved (narrow data fill one or two), so a flush costs one round trip to shared memory plus the bins in use.
   DETRED_HD DETRED_INLINE void flush() {
-#pragma unroll 1
-    for (int q = 0; q < G::finite_bins; ++q) {
+    unsigned used = 0;
+#pragma unroll
+    for (int q = 0; q < G::bin_count; ++q)
+      if (detred::bit_cast<unsigned long long>(bins[q * BlockThreads]) != negative_zero) used |= 1u << q;
+    if (used == 0) return;
+    flags |= S::flag_not_only_negative_zero;
+    const unsigned special = used >> G::special_bin;
+    for (unsigned finite = used & ((1u << G::finite_bins) - 1); finite != 0; finite &= finite - 1) {
+      const int q = lowest_bit(finite);
       double* bin = bins + q * BlockThreads;
       const double v = *bin;
-      if (detred::bit_cast<unsigned long long>(v) == negative_zero) continue;
-      flags |= S::flag_not_only_negative_zero;
       *bin = detred::bit_cast<double>(negative_zero);
       if (v == 0.0) continue;
       // v * 2^-unit_exponent(q): an integer below 2^53 in magnitude, so the product and the conversion are exact.
       const double scale = detred::bit_cast<double>((unsigned long long)(1023 - G::unit_exponent(q)) << 52);
       deposit_integer((long long)(v * scale), G::unit_exponent(q) - S::low_exponent);
     }
-    double* special = bins + G::special_bin * BlockThreads;
-    const double v = *special;
-    if (detred::bit_cast<unsigned long long>(v) != negative_zero) {
+    if (special) {
+      double* bin = bins + G::special_bin * BlockThreads;
+      const double v = *bin;
       // Only NaN and infinities reach this bin: +Inf means +Inf terms only, -Inf -Inf only, NaN a NaN or both.
-      flags |= S::flag_not_only_negative_zero;
       if (v == v)
         flags |= v > 0 ? S::flag_positive_infinity : S::flag_negative_infinity;
       else
         rescan = true;
-      *special = detred::bit_cast<double>(negative_zero);
+      *bin = detred::bit_cast<double>(negative_zero);
     }
+  }
+
+  // The index of the lowest set bit of m (m != 0).
+  DETRED_HD DETRED_INLINE static int lowest_bit(unsigned m) {
+#ifdef __CUDA_ARCH__
+    return __ffs(int(m)) - 1;
+#else
+    return std::countr_zero(m);
+#endif
   }
 
   DETRED_HD DETRED_INLINE void reserve(unsigned count) {

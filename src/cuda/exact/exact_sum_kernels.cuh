@@ -241,6 +241,13 @@ DETRED_HD DETRED_INLINE uint4 exact_load(const uint4* p) {
 #endif
 }
 
+// The thread's start, once its first step's loads are issued (or before its first term where it has no whole step):
+// Thread::begin() where it has one (the exponent bins clear their rows there, overlapping the loads' latency).
+template <class Thread>
+DETRED_HD DETRED_INLINE void exact_thread_begin(Thread& th) {
+  if constexpr (requires { th.begin(); }) th.begin();
+}
+
 // A whole step of U vectors by the thread's window when every term lies in it, for a thread that tests steps at once
 // (exact_extract_thread::try_window_step): true when it took them; false (nothing added) otherwise.
 template <class Thread, int U>
@@ -278,6 +285,7 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
     uint4 next[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) next[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
+    exact_thread_begin(th);
     uint4 cur[U];
     bool more = true;
     // `mode`: none, or exact_all_slow_step for a step whose vectors all take the slow path (extract_levels).
@@ -329,6 +337,8 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         }
       }
     }
+  } else {
+    exact_thread_begin(th);
   }
   // The vectors after the step loop, one at a time: the contiguous partition's last partial step; for the interleaved
   // one, the vectors after the last whole chunk (fewer than U rows of B), row r to block r mod G, so that no block
@@ -471,8 +481,7 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
                                                     std::uint64_t share, std::uint64_t block, int tid) {
   constexpr int B = Tune::block_threads;
   if constexpr (Tune::algorithm == exact_block_algorithm::exponent_bins) {
-    exact_bins_thread<B> th{limbs, bins};
-    th.clear();
+    exact_bins_thread<B> th{limbs, bins};  // cleared by exact_thread_terms (begin)
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, share, block, tid);
     if (th.rescan) {
       if constexpr (exact_interleaved<Tune>) {
@@ -875,6 +884,14 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
     const exact_tuning tune = current_tuning().exact;
     wanted = std::uint64_t(resident) * std::uint64_t(tune.waves);
     if (wanted > exact_block_bound(n)) wanted = exact_block_bound(n);
+    // An interleaved partition gives block b the chunks b, b + G, ...: a block past the last chunk would only clear
+    // its rows, add them and write a zero state for the finish to read. No more blocks than chunks (the last one
+    // partial), at least one. H100, 2^20 floats: 528 -> 256 blocks.
+    if constexpr (exact_interleaved<Tune>) {
+      constexpr std::uint64_t chunk_bytes = std::uint64_t(Tune::unroll) * Tune::block_threads * 16;
+      const std::uint64_t chunks = (n * sizeof(T) + chunk_bytes - 1) / chunk_bytes;
+      if (wanted > chunks) wanted = chunks > 0 ? chunks : 1;
+    }
   }
   const exact_partition part = exact_partition_for<T, Tune>(d_in, n, wanted);
   const std::uint64_t blocks = part.blocks;
