@@ -393,9 +393,9 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                                                                    std::max<std::uint64_t>(1, bound / 2));
                     }});
       warp.template operator()<f64_warp_shape<4>, true>("warp U4 /2 1 pass", 1, 2);
-      // Longer steps at the library's block count (resident blocks, at most the bound): fewer round trips a warp.
-      vs.push_back({"warp U8 library blocks",
-                    [&] { launch_variant<f64_warp_shape<8>, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
+      // Other steps at the library's block count (8 vectors a step; resident blocks, at most one a chunk).
+      vs.push_back({"warp U4 library blocks",
+                    [&] { launch_variant<f64_warp_shape<4>, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
       vs.push_back({"warp U16 library blocks",
                     [&] { launch_variant<f64_warp_shape<16>, T, T>(b.input.get(), m, b.out.get(), b.ws.get()); }});
       // Where a call's time goes: the library's kernel 1 alone, its finishing kernel alone (on the states a kernel 1
@@ -452,14 +452,14 @@ bool small_shapes_of(const char* tname, test::exact_dataset set) {
                                                  b.out.get());
                     },
                     false});
-      gs.push_back({"warp U8 library blocks",
+      gs.push_back({"warp U4 library blocks",
                     [&](cudaStream_t s) {
                       long long* l = nullptr;
                       unsigned* f = nullptr;
                       const int blocks =
-                          dd::launch_exact_blocks<T, f64_warp_shape<8>, void>(b.input.get(), m, b.ws.get(), s, l, f);
+                          dd::launch_exact_blocks<T, f64_warp_shape<4>, void>(b.input.get(), m, b.ws.get(), s, l, f);
                       dd::launch_finishing_block(dd::exact_finish_kernel<T, T, dd::exact_finish_threads_binary64>,
-                                                 dd::exact_finish_threads_binary64, s, "U8 finish",
+                                                 dd::exact_finish_threads_binary64, s, "U4 finish",
                                                  static_cast<const long long*>(l), static_cast<const unsigned*>(f),
                                                  blocks, std::uint64_t(m), b.out.get());
                     },

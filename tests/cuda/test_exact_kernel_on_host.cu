@@ -97,12 +97,13 @@ void expect_emulated_exact_tuned(const std::vector<T>& x, const exact_state<T>& 
 
 // The launches the host emulation runs: each type's default, its streamed form (interleaved chunks; the load
 // flavour is device code only), the streamed form's short steps, and for binary64 the small sums' warp-shared window
-// (warp_levels; on the host each thread is its own window) at steps of 4 and 1 vectors.
+// (warp_levels; on the host each thread is its own window) at the library's steps of 8 vectors and at 4 and 1.
 template <class T>
 using host_tunings =
     std::conditional_t<std::same_as<T, double>,
                        std::tuple<exact_default_tuning<T>, exact_streamed_tuning<T>, exact_small_tuning<T>,
-                                  exact_warp_levels_tuning<double>, exact_warp_levels_tuning<double, 1>>,
+                                  exact_small_path_tuning<double>, exact_warp_levels_tuning<double, 4>,
+                                  exact_warp_levels_tuning<double, 1>>,
                        std::tuple<exact_default_tuning<T>, exact_streamed_tuning<T>, exact_small_tuning<T>>>;
 
 template <class A, class T>

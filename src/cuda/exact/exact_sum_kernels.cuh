@@ -124,8 +124,11 @@ struct exact_small_tuning : exact_streamed_tuning<T> {
 };
 // binary64 small sums by the warp-shared window (warp_levels): Unroll vectors a lane a step, 256 threads a block, the
 // streamed form's interleaved chunks and loads; the lanes' rows in dynamic shared memory (134 KiB: one block an SM),
-// the warps' deposit rows static. Speed only: the same exact additions (H200, back to back, 2^16 / 2^20 doubles: 4
-// vectors a step 8.5 / 14.1 us a call at the workspace's block bound, 2 vectors 8.7 / 14.0, 8 vectors 8.8 / 14.3).
+// the warps' deposit rows static. Speed only: the same exact additions. Small sums take 8 vectors a step
+// (exact_small_path_tuning): one block an SM keeps only its threads' steps in flight (H100, device time a call with
+// the blocks capped by chunks, 2^16 / 2^20 doubles: 4 vectors 5.32 / 6.83 us uniform, 5.76 / 7.05 ill-conditioned,
+// 11.45 / 15.22 full range; 8 vectors 5.10 / 6.72, 5.26 / 6.85, 11.03 / 14.56. An older H200 run at the workspace's
+// block bound, back to back: 4 vectors 8.5 / 14.1 us a call, 2 vectors 8.7 / 14.0, 8 vectors 8.8 / 14.3).
 template <class T, int Unroll = 4, int MinBlocks = 1>
 struct exact_warp_levels_tuning {
   static_assert(std::same_as<T, double>, "warp_levels: binary64 only (docs/EXACT.md)");
@@ -930,7 +933,7 @@ inline constexpr std::uint64_t exact_single_pass_bytes = std::uint64_t{1} << 18;
 // steps.
 template <class T>
 using exact_small_path_tuning =
-    std::conditional_t<std::same_as<T, double>, exact_warp_levels_tuning<double>, exact_small_tuning<T>>;
+    std::conditional_t<std::same_as<T, double>, exact_warp_levels_tuning<double, 8>, exact_small_tuning<T>>;
 
 template <class T>
 bool exact_small(std::uint64_t n) {
