@@ -22,7 +22,7 @@ build=${BUILD_DIR:-build}
 bench_for() {
   case $1 in
     bars-sum) echo bench_sum_bars bench_sum ;;
-    bars-exact) echo bench_exact ;;
+    bars-exact) echo bench_exact exact_vs_cub ;;
     bars-scan) echo bench_scan ;;
     bars-reduce) echo bench_reduce ;;
     bars-rows) echo bench_rows ;;

@@ -7,7 +7,8 @@
 #                cases beyond 2^31 elements left out); tools: $SANITIZERS (default memcheck)
 #   bars-sum     the canonical sum's bars: bench_sum_bars bars twice and tune 31 once (CUB in the same program), then
 #                bench_sum's 1 GiB table (tree_neumaier and the 16-bit inputs against CUB) by bench/bench_sum_table.sh
-#   bars-exact   bench_exact 15: the exact sum on four data sets against CUB, and its 2^16 and 2^20 latency
+#   bars-exact   bench_exact 15: the exact sum on four data sets against CUB, and its 2^16 and 2^20 latency; then
+#                exact_vs_cub 20, the plain cross-check (the two public calls interleaved, nothing else)
 #   bars-scan    bench_scan 30, then bench_scan 25 tune (CUB and the copy interleaved with the candidates)
 #   bars-reduce  bench_reduce --reps 30 (CUB, and cuBLAS's dot where the machine has libcublas)
 #   bars-rows    bench_rows 30 (CUB's segmented reduce, the read and copy ceilings, the two-stage norm kernels)
@@ -140,6 +141,7 @@ suite_bars_exact() {
   local log=$OUT/bars-exact.txt
   header "$log"
   have bench_exact && step "$log" 200 "bench_exact 15" "$BIN/bench_exact" 15
+  have exact_vs_cub && step "$log" 200 "exact_vs_cub 20" "$BIN/exact_vs_cub" 20
 }
 
 suite_bars_scan() {
