@@ -331,7 +331,7 @@ inline double host_enqueue_us(const std::function<void()>& f, int calls) {
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
 }
 
-// binary64 small sums by the warp-shared window at other steps (the library's: 4 vectors, one block an SM).
+// binary64 small sums by the warp-shared window at other steps (the library's: 8 vectors, one block an SM).
 template <int Unroll, int MinBlocks = 1>
 struct f64_warp_shape : dd::exact_warp_levels_tuning<double, Unroll, MinBlocks> {};
 
