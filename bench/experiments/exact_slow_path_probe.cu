@@ -55,12 +55,17 @@ __global__ void __launch_bounds__(B, MinB) slowk(const ulonglong2* v, uint64_t n
   for (int k = 0; k < rows; ++k) limbs[k * B] = 0;
   unsigned count = 0;
   const uint64_t stride = uint64_t(gridDim.x) * B * U;
-  for (uint64_t i0 = (blockIdx.x * uint64_t(B)) * U + threadIdx.x; i0 < nv; i0 += stride) {
-    ulonglong2 c[U];
+  // The next step's vectors are requested before this step's are added (as the library's exact_thread_terms does).
+  ulonglong2 c[U];
+  uint64_t i0 = (blockIdx.x * uint64_t(B)) * U + threadIdx.x;
+#pragma unroll
+  for (int u = 0; u < U; ++u) c[u] = i0 + u * B < nv ? v[i0 + u * B] : make_ulonglong2(0, 0);
+  for (; i0 < nv; i0 += stride) {
+    ulonglong2 next[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      uint64_t i = i0 + u * B;
-      c[u] = i < nv ? v[i] : make_ulonglong2(0, 0);
+      uint64_t i = i0 + stride + u * B;
+      next[u] = i < nv ? v[i] : make_ulonglong2(0, 0);
     }
     if constexpr (Mode != 0) {
       count += 2 * U;
@@ -118,9 +123,98 @@ __global__ void __launch_bounds__(B, MinB) slowk(const ulonglong2* v, uint64_t n
         }
       }
     }
+#pragma unroll
+    for (int u = 0; u < U; ++u) c[u] = next[u];
   }
   uint64_t a = 0;
   for (int k = 0; k < rows; ++k) a += limbs[k * B];
+  if (a == 42) out[0] = a;
+}
+// Atomic digits: rows of 32-bit words (row r of thread t at word r * B + t), digit width D; a term's m << (pos % D)
+// (below 2^(53 + D - 1)) is cut into D-bit digits added by shared 32-bit atomics whose result is unused (ATOMS.ADD,
+// fire and forget: no read-modify-write chain in the thread). D = 16: 5 digits, 133 rows, rows normalised every 2^14
+// terms; D = 21: 4 digits, 101 rows, every 2^9 terms. Timing only, like the modes above (the sums are exact: the
+// normalisation is done, but nothing reads the rows back).
+template <int D>
+struct atomic_digits {
+  static constexpr int digits = (53 + D - 1 + D - 1) / D;
+  static constexpr int rows = (2060 + 53 + D - 1) / D + 1;
+  static constexpr unsigned period = 1u << (30 - D);
+};
+// Layout 0: u32 row r of thread t at word r * B + t (conflict-free). Layout 1: the halves of 64-bit rows at 32-bit
+// spacing (row r at word 2 ((r / 2) B + t) + (r % 2)), as the library's rows would be reused in place: lanes t and
+// t + 16 share a bank when their digits' parities agree.
+template <int Layout, int B>
+__device__ __forceinline__ int row_index(int r) {
+  if constexpr (Layout == 0)
+    return r * B;
+  else
+    return 2 * ((r >> 1) * B) + (r & 1);  // relative to rows = W + 2 threadIdx.x
+}
+template <int D, int B, int MinB, int U, bool Signed, int Layout>
+__global__ void __launch_bounds__(B, MinB) atomk(const ulonglong2* v, uint64_t nv, uint64_t* out) {
+  using A = atomic_digits<D>;
+  extern __shared__ unsigned W[];
+  unsigned* rows = W + (Layout == 0 ? threadIdx.x : 2 * threadIdx.x);
+  for (int k = 0; k < A::rows; ++k) rows[row_index<Layout, B>(k)] = 0;
+  unsigned count = 0;
+  const uint64_t stride = uint64_t(gridDim.x) * B * U;
+  ulonglong2 c[U];
+  uint64_t i0 = (blockIdx.x * uint64_t(B)) * U + threadIdx.x;
+#pragma unroll
+  for (int u = 0; u < U; ++u) c[u] = i0 + u * B < nv ? v[i0 + u * B] : make_ulonglong2(0, 0);
+  for (; i0 < nv; i0 += stride) {
+    ulonglong2 n[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      uint64_t i = i0 + stride + u * B;
+      n[u] = i < nv ? v[i] : make_ulonglong2(0, 0);
+    }
+    count += 2 * U;
+    if (count >= A::period) {
+      count = 0;
+      int carry = 0;
+      for (int k = 0; k + 1 < A::rows; ++k) {
+        int x = int(rows[row_index<Layout, B>(k)]) + carry;
+        carry = x >> D;
+        rows[row_index<Layout, B>(k)] = unsigned(x - (carry << D));
+      }
+      rows[row_index<Layout, B>(A::rows - 1)] += unsigned(carry);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      uint64_t t[2] = {c[u].x, c[u].y};
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        dec d = decode(t[j]);
+        int pos = (d.f > 1 ? d.f : 1) + 13;
+        int k = pos / D, sh = pos - k * D;
+        if constexpr (Signed && D == 16) {
+          // The term as a signed 64-bit integer shifted left by sh into three words (two's complement, 96 bits): the
+          // four low 16-bit digits unsigned, the fifth signed (sign-extended); their weighted sum is the term.
+          const long long xm = (long long)((d.m ^ d.s) - d.s);
+          const unsigned lo = unsigned(xm), hi = unsigned((unsigned long long)xm >> 32), top = unsigned(xm >> 63);
+          const unsigned w0 = lo << sh, w1 = __funnelshift_l(lo, hi, sh), w2 = __funnelshift_l(hi, top, sh);
+          const unsigned g[5] = {w0 & 0xffffu, w0 >> 16, w1 & 0xffffu, w1 >> 16, unsigned(int(w2) >> 0)};
+          // w2 holds bits 64 .. 95 of the shifted value: as a signed digit at weight 2^64 it is w2 (sign included).
+#pragma unroll
+          for (int q = 0; q < 5; ++q) atomicAdd(rows + row_index<Layout, B>(k + q), g[q]);
+        } else {
+          unsigned __int128 x = (unsigned __int128)d.m << sh;
+          const unsigned s = unsigned(d.s);
+#pragma unroll
+          for (int q = 0; q < A::digits; ++q) {
+            unsigned g = unsigned(x >> (q * D)) & ((1u << D) - 1);
+            atomicAdd(rows + row_index<Layout, B>(k + q), (g ^ s) - s);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) c[u] = n[u];
+  }
+  uint64_t a = 0;
+  for (int k = 0; k < A::rows; ++k) a += rows[row_index<Layout, B>(k)];
   if (a == 42) out[0] = a;
 }
 template <class F>
@@ -151,6 +245,17 @@ void run(const ulonglong2* v, uint64_t nv, uint64_t* out, double gb) {
   float t = timeit([&] { slowk<Mode, B, MinB, U><<<sms * per, B, sh>>>(v, nv, out); });
   printf("  mode %d  %4d threads x %d blocks/SM  unroll %2d  %.3f ms %5.0f GB/s\n", Mode, B, per, U, t, gb / t * 1e3);
 }
+template <int D, int B, int MinB, int U, bool Signed = false, int Layout = 0>
+void run_atomic(const ulonglong2* v, uint64_t nv, uint64_t* out, double gb) {
+  size_t sh = size_t(atomic_digits<D>::rows + 2) * 4 * B;
+  auto kern = atomk<D, B, MinB, U, Signed, Layout>;
+  cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sh));
+  int per = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, B, sh);
+  float t = timeit([&] { kern<<<sms * per, B, sh>>>(v, nv, out); });
+  printf("  atomic digits of %d bits%s%s  %4d threads x %d blocks/SM  unroll %2d  %.3f ms %5.0f GB/s\n", D,
+         Signed ? ", signed" : "", Layout ? ", halves of 64-bit rows" : "", B, per, U, t, gb / t * 1e3);
+}
 int main() {
   const uint64_t n = 1ull << 27, nv = n / 2;
   uint64_t* x;
@@ -177,5 +282,16 @@ int main() {
   run<2, 128, 3, 4>(v, nv, out, gb);
   run<2, 128, 3, 8>(v, nv, out, gb);
   run<2, 64, 6, 4>(v, nv, out, gb);
+  run_atomic<16, 256, 1, 8>(v, nv, out, gb);
+  run_atomic<16, 128, 3, 4>(v, nv, out, gb);
+  run_atomic<16, 128, 3, 8>(v, nv, out, gb);
+  run_atomic<16, 256, 1, 10>(v, nv, out, gb);
+  run_atomic<16, 256, 1, 8, true>(v, nv, out, gb);
+  run_atomic<16, 256, 1, 10, true>(v, nv, out, gb);
+  run_atomic<16, 128, 3, 8, true>(v, nv, out, gb);
+  run_atomic<16, 256, 1, 8, true, 1>(v, nv, out, gb);
+  run_atomic<16, 256, 1, 10, true, 1>(v, nv, out, gb);
+  run_atomic<16, 128, 3, 8, true, 1>(v, nv, out, gb);
+  run_atomic<21, 256, 2, 8>(v, nv, out, gb);
   printf("err %s\n", cudaGetErrorString(cudaGetLastError()));
 }

@@ -42,6 +42,15 @@ DETRED_HD DETRED_INLINE bool exact_warp_any(bool p) {
 #endif
 }
 
+// The upper 32 bits of the 64-bit word hi:lo shifted left by `shift` (0 .. 31): the funnel shift (SHF.L on the device).
+DETRED_HD DETRED_INLINE unsigned exact_funnel_left(unsigned lo, unsigned hi, int shift) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_l(lo, hi, unsigned(shift));
+#else
+  return unsigned(((((unsigned long long)hi << 32) | lo) << shift) >> 32);
+#endif
+}
+
 // Adds the binary64 term with bits b exactly to the limb rows at `limbs` (row k at limbs[k * Stride]), with the flags
 // add() would set, and no branch on the data but a predicated one for NaN and infinities. Contract: afterwards the
 // rows hold their old value plus b's exact value (nothing for a zero, NaN or infinity), in units of 2^-1088, as two
@@ -54,23 +63,30 @@ DETRED_HD DETRED_INLINE void exact_binary64_slow(long long* limbs, unsigned long
                                                  unsigned& others) {
   using G = exact_binary64_geometry;
   using S = G::S;
-  const int field = G::field_of(b);
-  const unsigned long long fraction = b & G::fraction_mask;
+  // In 32-bit words, as the GPU computes (about 25 instructions a term besides the two read-modify-writes).
+  const unsigned hi = unsigned(b >> 32), lo = unsigned(b);
+  const int field = int(hi >> 20) & G::special_field;
   const bool special = field == G::special_field;
-  const bool negative = (b >> 63) != 0;
-  others |= (unsigned(b >> 32) ^ 0x80000000u) | unsigned(b);
-  if (special) flags |= fraction ? S::flag_nan : (negative ? S::flag_negative_infinity : S::flag_positive_infinity);
-  // The integer significand: the hidden bit for fields 1 .. 2046, none for field 0 (zero, subnormal: field 1's
-  // weight); zero for NaN and infinities, whose two (zero) digits land in rows 64 and 65.
-  const unsigned long long hidden = field != 0 ? (1ull << G::fraction_bits) : 0ull;
-  const unsigned long long m = special ? 0ull : (fraction | hidden);
+  // All ones for a negative term, else zero (an arithmetic shift of the sign).
+  const unsigned sign = unsigned(int(hi) >> 31);
+  others |= (hi ^ 0x80000000u) | lo;
+  if (special)
+    flags |= (hi & 0xfffffu) | lo ? S::flag_nan : (sign ? S::flag_negative_infinity : S::flag_positive_infinity);
+  // The integer significand m = mh 2^32 + ml: the hidden bit for fields 1 .. 2046, none for field 0 (zero,
+  // subnormal: field 1's weight); zero for NaN and infinities, whose two (zero) digits land in rows 64 and 65.
+  const unsigned mh = special ? 0u : (hi & 0xfffffu) | (field != 0 ? 0x100000u : 0u);
+  const unsigned ml = special ? 0u : lo;
   const int pos = (field > 1 ? field : 1) + G::position_offset;  // 14 .. 2060
-  const int k = pos >> 5, shift = pos & 31;
-  // m << shift = high 2^32 + low (m < 2^53, shift <= 31): low = its last 32 bits, high = m >> (32 - shift) < 2^52.
-  const unsigned long long d[2] = {(m << shift) & 0xffffffffull, m >> (32 - shift)};
+  const int shift = pos & 31;
+  // m << shift (m < 2^53, shift <= 31) = w2 2^64 + w1 2^32 + w0: the low digit w0 (its last 32 bits) into row k, the
+  // high digit w2 2^32 + w1 = m >> (32 - shift) (below 2^52) into row k + 1.
+  const unsigned w0 = ml << shift, w1 = exact_funnel_left(ml, mh, shift), w2 = exact_funnel_left(mh, 0u, shift);
+  const unsigned long long d[2] = {w0, ((unsigned long long)w2 << 32) | w1};
   // (d ^ s) - s is d or -d as s is 0 or all ones.
-  const unsigned long long s = negative ? ~0ull : 0ull;
-  long long* row = limbs + k * Stride;
+  const unsigned long long s = ((unsigned long long)sign << 32) | sign;
+  // Row pos / 32, addressed in bytes (a shift and a multiply-add).
+  long long* row = reinterpret_cast<long long*>(reinterpret_cast<char*>(limbs) +
+                                                (unsigned(pos) >> 5) * unsigned(Stride * sizeof(long long)));
 #pragma unroll
   for (int i = 0; i < 2; ++i) row[i * Stride] += (long long)((d[i] ^ s) - s);
 }
@@ -103,6 +119,16 @@ __noinline__ DETRED_HD void exact_normalize_rows(long long* limbs) {
 
 // The tag of a step whose vectors all go by the slow path (the all_slow mode).
 struct exact_all_slow_step {};
+
+// The largest of `x` over the calling warp (device: the lanes active here), or `x` itself (host). Used to place a
+// window, never to choose a bit.
+DETRED_HD DETRED_INLINE int exact_warp_max(int x) {
+#ifdef __CUDA_ARCH__
+  return __reduce_max_sync(__activemask(), x);
+#else
+  return x;
+#endif
+}
 
 // Whether `p` holds for every thread of the calling warp (device: a vote of the lanes active here), or for the thread
 // itself (host). The all_slow mode's vote: like exact_warp_any, it chooses a path, never a bit.

@@ -144,6 +144,30 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun>, exact_
     for (int j = 0; j < Levels; ++j) deposit_level(j);
   }
 
+  // Moves the window up to `highest` (a finite field above top, top below highest_top), clamped to [lowest_top,
+  // highest_top]: the levels deposited first, at the grains they were built for.
+  DETRED_HD DETRED_INLINE void move_to(int highest) {
+    deposit_all();
+    set_top(highest < lowest_top ? lowest_top : (highest > highest_top ? highest_top : highest));
+  }
+
+  // Before the first step: the window placed at the largest finite field among the step's terms of the whole warp
+  // (exact_warp_max), so that a thread whose own first terms are small does not move its window again and again, or
+  // send its next terms by the slow path, as it meets larger ones (ill-conditioned data span about 101 of the 103
+  // fields). Any top gives the same bits: this only chooses which exact path a term takes.
+  template <int U>
+  DETRED_HD DETRED_INLINE void first_step(const uint4 (&v)[U]) {
+    int highest = -1;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int f0 = int(v[u].y >> 20) & G::special_field, f1 = int(v[u].w >> 20) & G::special_field;
+      highest = f0 != G::special_field && f0 > highest ? f0 : highest;
+      highest = f1 != G::special_field && f1 > highest ? f1 : highest;
+    }
+    highest = exact_warp_max(highest);
+    if (highest > top && highest > 0 && top < highest_top) move_to(highest);
+  }
+
   // Makes room for `count` more window terms and as many slow ones (once a step, before its terms), then the warp's
   // all_slow vote (every warp votes: there is no wide mode).
   DETRED_HD DETRED_INLINE void reserve(unsigned count) {
@@ -167,9 +191,7 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun>, exact_
     if (worst >= unsigned(span)) {
       const int highest = exact_highest_finite_field(field);
       if (highest > top && highest > 0 && top < highest_top) {
-        deposit_all();
-        set_top(highest < lowest_top ? lowest_top : (highest > highest_top ? highest_top : highest));
-        flags |= S::flag_not_only_negative_zero;
+        move_to(highest);
         worst = exact_worst_distance(top, field);
       }
       if (worst >= unsigned(span)) {
@@ -178,6 +200,8 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun>, exact_
         return;
       }
     }
+    // Window terms are normal, so other than -0.0.
+    flags |= S::flag_not_only_negative_zero;
 #pragma unroll
     for (int j = 0; j < E; ++j) fast(b[j]);
   }
@@ -203,6 +227,7 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun>, exact_
         worst = d1 > worst ? d1 : worst;
       }
       if (worst >= unsigned(span)) return false;
+      flags |= S::flag_not_only_negative_zero;  // window terms are normal
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         fast((bits(v[u].y) << 32) | v[u].x);

@@ -251,6 +251,13 @@ DETRED_HD DETRED_INLINE void exact_thread_begin(Thread& th) {
   if constexpr (requires { th.begin(); }) th.begin();
 }
 
+// Before the first step's terms are added, a thread that places its window from the first step (extract_levels:
+// exact_extract_thread::first_step) sees that step's vectors. Speed only.
+template <class Thread, int U>
+DETRED_HD DETRED_INLINE void exact_thread_first_step(Thread& th, const uint4 (&v)[U]) {
+  if constexpr (requires { th.first_step(v); }) th.first_step(v);
+}
+
 // A whole step of U vectors by the thread's window when every term lies in it, for a thread that tests steps at once
 // (exact_extract_thread::try_window_step): true when it took them; false (nothing added) otherwise.
 template <class Thread, int U>
@@ -289,21 +296,24 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
 #pragma unroll
     for (int u = 0; u < U; ++u) next[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
     exact_thread_begin(th);
+    exact_thread_first_step(th, next);
     uint4 cur[U];
     bool more = true;
-    // `mode`: none, or exact_all_slow_step for a step whose vectors all take the slow path (extract_levels).
-    auto step = [&](auto... mode) {
-      // A thread that tests a whole step at once (extract_levels) takes it here when every term is in its window.
-      if constexpr (sizeof...(mode) == 0) {
-        if (exact_try_window_step(th, cur)) return;
-      }
+    // The U vectors of `w` added, one vector at a time; `mode`: none, or exact_all_slow_step for a step whose vectors
+    // all take the slow path (extract_levels).
+    auto add_step = [&](const uint4* w, auto... mode) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         exact_bits<T> e[E];
 #pragma unroll
-        for (int j = 0; j < E; ++j) e[j] = exact_element<T>(cur[u], j);
+        for (int j = 0; j < E; ++j) e[j] = exact_element<T>(w[u], j);
         th.add_vector(e, u * E, mode...);
       }
+    };
+    auto step = [&] {
+      // A thread that tests a whole step at once (extract_levels) takes it here when every term is in its window.
+      if (exact_try_window_step(th, cur)) return;
+      add_step(cur);
     };
     // The next step's vectors into cur, the one after it requested; then its reserve.
     auto advance = [&] {
@@ -330,13 +340,27 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
       step();
       if (!more) break;
     }
-    // The all_slow mode (extract_levels): the rest of the thread's steps in a loop of their own.
+    // The all_slow mode (extract_levels): the rest of the thread's steps in a loop of their own, two steps a turn so
+    // that `cur` and `next` swap roles instead of being copied (the step whose loads are in flight is added second).
     if constexpr (requires { Thread::slow_for_good; }) {
       if (slow_for_good) {
+        // The step after `i`'s into `w` (loads issued), then its reserve; `more`: whether there is one.
+        auto advance_into = [&](uint4* w) {
+          i += stride;
+          more = i + std::uint64_t(U - 1) * B < end;
+          if (more) {
+#pragma unroll
+            for (int u = 0; u < U; ++u) w[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
+          }
+          th.reserve(U * E);
+        };
         while (true) {
-          step(exact_all_slow_step{});
+          add_step(cur, exact_all_slow_step{});
           if (!more) break;
-          advance();
+          advance_into(cur);
+          add_step(next, exact_all_slow_step{});
+          if (!more) break;
+          advance_into(next);
         }
       }
     }
