@@ -283,6 +283,89 @@ TEST(CudaExactKernelOnHost, Binary64SlowPathEqualsAdd) {
       }
 }
 
+// The digit mode's add (exact_binary64_digit_add) against exact_accumulator<double>::add, term by term, over the same
+// terms as the slow path's test: the digit rows read back as 64-bit limb rows (exact_digits_to_row) give the same
+// state; `others` gives the same "other than -0.0" flag, and a NaN or an infinity shows as the largest field 2047
+// (its flags then come from exact_binary64_special_flags, as the rescan does).
+TEST(CudaExactKernelOnHost, Binary64DigitAddEqualsAdd) {
+  using S = exact_accumulator<double>;
+  constexpr int R = exact_binary64_digits::rows;
+  std::mt19937_64 rng(19);
+  const std::uint64_t fmask = exact_binary64_geometry::fraction_mask;
+  for (std::uint64_t f = 0; f < 2048; ++f)
+    for (std::uint64_t fr : {std::uint64_t{0}, std::uint64_t{1}, fmask, rng() & fmask, (rng() & fmask) | 1})
+      for (std::uint64_t sg : {std::uint64_t{0}, std::uint64_t{1} << 63}) {
+        const std::uint64_t b = sg | (f << 52) | fr;
+        unsigned digits[R] = {};
+        int highest = 0;
+        unsigned others = 0;
+        exact_binary64_digit_add<1>(exact_digit_rows{digits, 0u}, b, highest, others);
+        unsigned flags = others ? S::flag_not_only_negative_zero : 0u;
+        if (highest == exact_binary64_geometry::special_field) flags |= exact_binary64_special_flags(b);
+        ASSERT_EQ(highest == exact_binary64_geometry::special_field, f == 2047) << std::hex << b;
+        S expected;
+        expected.add(detred::bit_cast<double>(b));
+        S got;
+        for (int k = 0; k < R / 2; ++k) got.set_raw(k, exact_digits_to_row(digits[2 * k], digits[2 * k + 1]));
+        got.set_count(1, flags, 1);
+        ASSERT_TRUE(same_state(got, expected)) << std::hex << b;
+        ASSERT_EQ(flags, expected.flags()) << std::hex << b;
+      }
+}
+
+// A thread's way through the digit mode: 64-bit rows holding some terms (the lean slow path, normalised) rewritten as
+// digit rows (exact_row_to_digits), then streams of terms by digit_add with the rows normalised once every
+// normalize_period terms as the kernel does, then the digits normalised and read back as 64-bit rows: the state equals
+// the accumulator's over all the terms. The streams include 3 * 2^14 terms of one field with every fraction bit set
+// (every digit 0xffff, the most a row gains a term: a longer period overflows a row), full-range terms, and terms of
+// the largest and the subnormal fields.
+TEST(CudaExactKernelOnHost, Binary64DigitModeKeepsTheSum) {
+  using S = exact_accumulator<double>;
+  using G = exact_binary64_geometry;
+  constexpr int K = G::limb_rows, R = exact_binary64_digits::rows;
+  std::mt19937_64 rng(23);
+  const std::uint64_t fmask = G::fraction_mask;
+  for (int pass = 0; pass < 3; ++pass) {
+    S expected;
+    long long limbs[K] = {};
+    unsigned flags = 0, others = 0;
+    for (int i = 0; i < 1000; ++i) {  // before the mode: the slow path
+      const std::uint64_t b = (rng() & ~(std::uint64_t{0x7ff} << 52)) | (std::uint64_t(rng() % 2047) << 52);
+      exact_binary64_slow<1>(limbs, b, flags, others);
+      expected.add(detred::bit_cast<double>(b));
+    }
+    exact_normalize_rows<1, K>(limbs);
+    unsigned digits[R] = {};
+    for (int k = 0; k < K; ++k) exact_row_to_digits(limbs[k], digits[2 * k], digits[2 * k + 1]);
+    int highest = 0;
+    unsigned since = 0;
+    auto add = [&](std::uint64_t b) {
+      if (since + 1 > exact_binary64_digits::normalize_period) {
+        exact_normalize_digits<1>(digits);
+        since = 0;
+      }
+      ++since;
+      exact_binary64_digit_add<1>(exact_digit_rows{digits, 0u}, b, highest, others);
+      expected.add(detred::bit_cast<double>(b));
+    };
+    const std::uint64_t field = pass == 0 ? 1 : pass == 1 ? 1500 : 2046;
+    for (int i = 0; i < 3 * (1 << 14); ++i) add((field << 52) | fmask | (pass == 2 ? std::uint64_t{1} << 63 : 0));
+    for (int i = 0; i < 40000; ++i) {
+      const std::uint64_t r = rng();
+      const std::uint64_t f = i % 97 == 0 ? 0 : i % 89 == 0 ? 2046 : rng() % 2047;
+      add((r & (std::uint64_t{1} << 63)) | (f << 52) | (r & fmask));
+    }
+    exact_normalize_digits<1>(digits);
+    S got;
+    for (int k = 0; k < K; ++k) got.set_raw(k, exact_digits_to_row(digits[2 * k], digits[2 * k + 1]));
+    if (others) flags |= S::flag_not_only_negative_zero;
+    got.set_count(0, flags, 1u << 29);
+    ASSERT_LT(highest, G::special_field);
+    ASSERT_TRUE(same_state(got, expected)) << "pass " << pass;
+    for (int r = 0; r + 1 < R; ++r) ASSERT_LT(digits[r], 1u << 16) << r;  // normalised
+  }
+}
+
 // Terms around binary64 window edges for threads whose top field settles at `top`: fields top - 64w - j for w = 0 .. 4
 // and j = 0, 1, 62, 63 (the 103-field window's inside, its bottom (top - 102) between w = 1 and 2, and fields far
 // below it), field 0 (subnormals, +-0.0), and in the second half fields above top (moves by 1, 63, 64, 65 and 300

@@ -6,8 +6,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "detred/cuda/detail/tuning.hpp"
@@ -150,6 +153,35 @@ TEST(CudaExactSum, CancellationAndNegativeZerosAtScale) {
       expect_gpu_exact<A, T>(cancelling_pairs<T>(pairs, pairs, true), "-0.0 only");
     }
   });
+}
+
+// binary64's digit mode (docs/EXACT.md "The digit mode": a block whose first step went mostly by the slow path adds the
+// rest by atomics into 16-bit digit rows, and a NaN or an infinity there is found again by a rescan of the thread's
+// terms): full-range data above the small-sum size with -0.0 and +0.0 among them, and with a NaN, +Inf, -Inf or both
+// infinities placed early, in the middle and at the end.
+TEST(CudaExactSum, DigitModeZerosAndSpecials) {
+  DETRED_SKIP_WITHOUT_GPU();
+  using T = double;
+  const std::size_t n = (std::size_t{3} << 20) + 5;  // 24 MiB: the large form
+  const std::vector<T> base = exact_data<T>(exact_dataset::full_range, n, 41);
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> zeros = base;
+  for (std::size_t i = 0; i < n; i += 7) zeros[i] = (i / 7) % 3 == 0 ? T(0.0) : T(-0.0);
+  expect_gpu_exact<T, T>(zeros, "full range with zeros");
+  // Full-range x, -x pairs and zeros of both signs, shuffled: the sum is exactly zero (+0.0), so a digit of the wrong
+  // size from any term, -0.0 included, shows in the result.
+  std::vector<T> pairs(base.begin(), base.begin() + std::ptrdiff_t(n / 3));
+  for (std::size_t i = 0; i < n / 3; ++i) pairs.push_back(-base[i]);
+  for (std::size_t i = 0; i < n / 3; ++i) pairs.push_back(i % 2 ? T(-0.0) : T(0.0));
+  std::shuffle(pairs.begin(), pairs.end(), std::mt19937_64(43));
+  expect_gpu_exact<T, T>(pairs, "full-range pairs and zeros");
+  for (const std::vector<T>& specials : std::vector<std::vector<T>>{{nan}, {inf}, {-inf}, {inf, -inf}}) {
+    for (std::size_t at : {std::size_t{100}, n / 2, n - 3}) {
+      std::vector<T> x = base;
+      for (std::size_t j = 0; j < specials.size(); ++j) x[at + 1000 * j] = specials[j];
+      expect_gpu_exact<T, T>(x, "full range with a NaN or infinities");
+    }
+  }
 }
 
 // Small sums (docs/EXACT.md "Small sums"): the single pass of the binary32 family, whose last block finds the total

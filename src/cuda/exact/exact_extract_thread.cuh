@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "detred/config.hpp"
+#include "src/cuda/exact/exact_binary64_digits.cuh"
 #include "src/cuda/exact/exact_binary64_rows.cuh"
 
 namespace detred::cuda::detail {
@@ -236,6 +237,25 @@ struct exact_extract_thread : exact_binary64_rows<BlockThreads, SlowRun>, exact_
       return true;
     }
   }
+
+  // The digit mode (exact_binary64_digits.cuh; exact_thread_terms enters it for the whole block): first the levels
+  // deposited and the rows normalised, so that the block can rewrite every thread's rows as digit rows.
+  DETRED_HD DETRED_INLINE void begin_digits() {
+    deposit_all();
+    this->normalize_limbs();
+    this->pending = 0;
+  }
+
+  // The E terms of one vector into the thread's digit rows (row r at digits[r * BlockThreads]). A NaN or infinity
+  // among them leaves its flag to exact_thread_share, which then recomputes the thread's NaN and infinity flags from
+  // its terms (exact_special_scan): `digit_highest` reaches 2047.
+  template <int E>
+  DETRED_HD DETRED_INLINE void add_vector_digits(const exact_digit_rows& rows, const bits (&b)[E]) {
+#pragma unroll
+    for (int j = 0; j < E; ++j) exact_binary64_digit_add<BlockThreads>(rows, b[j], digit_highest, this->others);
+  }
+  int digit_highest = 0;  // the largest exponent field the digit mode met
+  DETRED_HD DETRED_INLINE bool digits_met_special() const { return digit_highest == G::special_field; }
 
   // One term (the head and tail elements of block 0).
   DETRED_HD DETRED_INLINE void add(bits b, int /*column*/ = 0) {

@@ -327,7 +327,10 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
       }
       th.reserve(U * E);
     };
-    bool slow_for_good = false;
+    // The digit mode (extract_levels, interleaved partition: every thread of a block takes the same steps, so the
+    // block can vote and convert its rows together).
+    constexpr bool digit_mode_possible = interleave && requires { th.begin_digits(); };
+    bool slow_for_good = false, digit_mode = false, first = true;
     while (true) {
       advance();
       if constexpr (requires { Thread::slow_for_good; }) {
@@ -339,6 +342,64 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
       }
       step();
       if (!more) break;
+      if constexpr (digit_mode_possible) {
+        // After the first step: the block goes to the digit mode iff every thread sent at least 3/4 of its terms by
+        // the slow path (exact_block_all: never on the host).
+        if (first) {
+          first = false;
+          if (exact_block_all(4 * th.step_slow >= 3 * unsigned(U * E))) {
+            digit_mode = true;
+            break;
+          }
+        }
+      }
+    }
+    // The digit mode: the rest of the block's steps into digit rows by shared atomics (exact_binary64_digits.cuh),
+    // two steps a turn like the all_slow loop; then the rows back in their 64-bit form.
+    if constexpr (digit_mode_possible) {
+      if (digit_mode) {
+        th.begin_digits();
+        long long* const block_rows = th.limbs - tid;
+        exact_block_rows_to_digits<B>(block_rows);
+        unsigned* const digits = reinterpret_cast<unsigned*>(block_rows) + tid;
+        exact_digit_rows rows{digits, 0u};
+#ifdef __CUDA_ARCH__
+        rows.shared_address = unsigned(__cvta_generic_to_shared(digits));
+#endif
+        unsigned since = 0;  // terms since the digits were last normalised
+        auto digit_step = [&](const uint4* w) {
+          if (since + unsigned(U * E) > exact_binary64_digits::normalize_period) {
+            exact_normalize_digits<B>(digits);
+            since = 0;
+          }
+          since += unsigned(U * E);
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            exact_bits<T> e[E];
+#pragma unroll
+            for (int j = 0; j < E; ++j) e[j] = exact_element<T>(w[u], j);
+            th.add_vector_digits(rows, e);
+          }
+        };
+        // The step after `i`'s into `w` (loads issued); `more`: whether there is one.
+        auto load_into = [&](uint4* w) {
+          i += stride;
+          more = i + std::uint64_t(U - 1) * B < end;
+          if (more) {
+#pragma unroll
+            for (int u = 0; u < U; ++u) w[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
+          }
+        };
+        while (more) {
+          load_into(cur);
+          digit_step(next);
+          if (!more) break;
+          load_into(next);
+          digit_step(cur);
+        }
+        exact_normalize_digits<B>(digits);
+        exact_block_digits_to_rows<B>(block_rows);
+      }
     }
     // The all_slow mode (extract_levels): the rest of the thread's steps in a loop of their own, two steps a turn so
     // that `cur` and `next` swap roles instead of being copied (the step whose loads are in flight is added second).
@@ -486,13 +547,18 @@ DETRED_HD unsigned exact_special_flags(const T* __restrict__ x, std::uint64_t n,
 }
 
 // A "thread" for exact_thread_terms that only ORs its terms' NaN and infinity flags (the rescan of an interleaved
-// partition).
-template <int B>
+// partition): binary32 bits (the bins) or binary64 bits (the digit mode).
+template <int B, class Bits = unsigned>
 struct exact_special_scan {
   unsigned flags = 0;
-  DETRED_HD DETRED_INLINE void add(unsigned b, int = 0) { flags |= exact_bins_thread<B>::special_flags(b); }
+  DETRED_HD DETRED_INLINE void add(Bits b, int = 0) {
+    if constexpr (sizeof(Bits) == 8)
+      flags |= exact_binary64_special_flags(b);
+    else
+      flags |= exact_bins_thread<B>::special_flags(b);
+  }
   template <int E>
-  DETRED_HD DETRED_INLINE void add_vector(const unsigned (&b)[E], int) {
+  DETRED_HD DETRED_INLINE void add_vector(const Bits (&b)[E], int) {
 #pragma unroll
     for (int j = 0; j < E; ++j) add(b[j]);
   }
@@ -535,6 +601,13 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
 #pragma unroll 1
     for (int k = 0; k < Tune::limb_rows; ++k) limbs[k * B] = 0;
     exact_thread_terms<T, Tune>(th, x, n, head, vectors, share, block, tid);
+    if (th.digits_met_special()) {
+      // The digit mode met a NaN or an infinity: the flags of the thread's terms, from their bits, through the same
+      // partition (the digit mode runs only for interleaved ones).
+      exact_special_scan<B, unsigned long long> scan;
+      exact_thread_terms<T, Tune>(scan, x, n, head, vectors, share, block, tid);
+      th.flags |= scan.flags;
+    }
     return th.flags;
   }
 }
