@@ -354,8 +354,8 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         }
       }
     }
-    // The digit mode: the rest of the block's steps into digit rows by shared atomics (exact_binary64_digits.cuh),
-    // two steps a turn like the all_slow loop; then the rows back in their 64-bit form.
+    // The digit mode: the rest of the block's steps into digit rows by shared atomics (exact_binary64_digits.cuh);
+    // then the rows back in their 64-bit form.
     if constexpr (digit_mode_possible) {
       if (digit_mode) {
         th.begin_digits();
@@ -390,10 +390,11 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
             for (int u = 0; u < U; ++u) w[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
           }
         };
+        // One step a turn: two (cur and next swapping roles) doubled the loop's code and cost the H200 a sixth of its
+        // speed (3,750 -> 3,140 GB/s at 1 GiB), more than the copies it saves.
         while (more) {
-          load_into(cur);
-          digit_step(next);
-          if (!more) break;
+#pragma unroll
+          for (int u = 0; u < U; ++u) cur[u] = next[u];
           load_into(next);
           digit_step(cur);
         }
@@ -401,27 +402,13 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         exact_block_digits_to_rows<B>(block_rows);
       }
     }
-    // The all_slow mode (extract_levels): the rest of the thread's steps in a loop of their own, two steps a turn so
-    // that `cur` and `next` swap roles instead of being copied (the step whose loads are in flight is added second).
+    // The all_slow mode (extract_levels): the rest of the thread's steps in a loop of their own.
     if constexpr (requires { Thread::slow_for_good; }) {
       if (slow_for_good) {
-        // The step after `i`'s into `w` (loads issued), then its reserve; `more`: whether there is one.
-        auto advance_into = [&](uint4* w) {
-          i += stride;
-          more = i + std::uint64_t(U - 1) * B < end;
-          if (more) {
-#pragma unroll
-            for (int u = 0; u < U; ++u) w[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
-          }
-          th.reserve(U * E);
-        };
         while (true) {
           add_step(cur, exact_all_slow_step{});
           if (!more) break;
-          advance_into(cur);
-          add_step(next, exact_all_slow_step{});
-          if (!more) break;
-          advance_into(next);
+          advance();
         }
       }
     }

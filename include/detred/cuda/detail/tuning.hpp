@@ -105,7 +105,8 @@ struct tuning {
 //   1 GiB 0.980 -> 0.984-0.988x CUB, fp32 0.986 -> 0.993x; a tie on the H100, which keeps the single pass at 256),
 //   and the exact sum's streamed kernel 1 reads binary32 inputs with plain 16-byte loads above 16 MiB
 //   (bench_exact sweep, 1 GiB: fp32 0.93 -> 0.99x CUB; the 256-byte L2 fetches, 1-2% faster on the H100, cost the
-//   H200 that much). binary64 keeps the 256-byte fetches: its plain loads are not yet measured on the H200.
+//   H200 that much), and binary64 inputs likewise (bench_exact 15, same program, 1 GiB: uniform 0.95-0.96 ->
+//   0.97-0.98x CUB, normal, ill-conditioned and full range 2-3% faster).
 inline tuning defaults_for(bandwidth_class c) {
   tuning t;
   t.scan.prefetch_tiles = 132;
@@ -113,6 +114,7 @@ inline tuning defaults_for(bandwidth_class c) {
     t.sum.pass_depth = 2;
     t.sum.block_threads = 128;
     t.exact.load32 = 0;
+    t.exact.load64 = 0;
   }
   return t;
 }
