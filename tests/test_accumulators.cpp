@@ -117,6 +117,86 @@ TEST(Accumulators, NeumaierMergeOfTwoAccumulatorsFollowsTheFormula) {
   EXPECT_GT(differ_if_reassociated, 0u) << "the inputs never tell the two associations apart";
 }
 
+// Accumulator states worth merging: single terms of every kind (zeros, subnormals, the largest finite values, Inf,
+// NaN) and sums of a few terms drawn from those and from random magnitudes, overflowing ones included.
+template <class Acc>
+std::vector<Acc> merge_test_states(unsigned count, std::uint64_t seed) {
+  using A = typename Acc::value_type;
+  const A max = std::numeric_limits<A>::max(), tiny = std::numeric_limits<A>::denorm_min();
+  const A inf_a = std::numeric_limits<A>::infinity();
+  std::vector<A> pool = {A(0),
+                         -A(0),
+                         tiny,
+                         -tiny,
+                         max,
+                         -max,
+                         max / 2,
+                         -max / 2,
+                         inf_a,
+                         -inf_a,
+                         std::numeric_limits<A>::quiet_NaN(),
+                         A(1),
+                         -A(1),
+                         std::numeric_limits<A>::epsilon()};
+  const auto scaled = test::random_fixed_range<A>(256, std::numeric_limits<A>::max_exponent - 8, seed, true);
+  pool.insert(pool.end(), scaled.begin(), scaled.end());
+  std::vector<Acc> states;
+  for (A x : pool) states.push_back(Acc::from_value(x));
+  std::uint64_t state = seed;
+  const auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return std::size_t(state >> 33) % pool.size();
+  };
+  while (states.size() < count) {
+    Acc acc = Acc::from_value(pool[next()]);
+    for (int k = 1 + int(next() % 6); k > 0; --k) acc.add(pool[next()]);
+    states.push_back(acc);
+  }
+  return states;
+}
+
+template <class Acc>
+void expect_commutative_merge() {
+  SCOPED_TRACE(typeid(Acc).name());
+  static_assert(Acc::commutative_merge);
+  const auto same = [](auto a, auto b) { return (std::isnan(a) && std::isnan(b)) || test::bits(a) == test::bits(b); };
+  const std::vector<Acc> states = merge_test_states<Acc>(600, 7);
+  std::size_t nonzero_compensations = 0;
+  for (const Acc& a : states) {
+    for (const Acc& b : states) {
+      Acc ab = a, ba = b;
+      ab.merge(b);
+      ba.merge(a);
+      ASSERT_TRUE(same(ab.sum, ba.sum)) << a.result() << " " << b.result();
+      if constexpr (requires { ab.compensation; }) {
+        ASSERT_TRUE(same(ab.compensation, ba.compensation)) << a.sum << " " << b.sum;
+        nonzero_compensations += ab.compensation != 0;
+      }
+    }
+  }
+  if constexpr (requires { states[0].compensation; }) EXPECT_GT(nonzero_compensations, states.size());
+}
+
+// Next to the largest finite value, with the smaller magnitude on the left: TwoSum's s - a overflows there (its error
+// NaN, so the result NaN); the magnitude-ordered error term keeps the correctly rounded sum.
+TEST(Accumulators, NeumaierStaysFiniteNextToTheLargestValue) {
+  const float max = std::numeric_limits<float>::max(), b = 0x1.ff6edep126f;
+  for (const auto& [left, right] : {std::pair{b, -max}, std::pair{-max, b}, std::pair{-b, max}}) {
+    neumaier_accumulator<float> acc = neumaier_accumulator<float>::from_value(left);
+    acc.merge(neumaier_accumulator<float>::from_value(right));
+    EXPECT_EQ(acc.result(), float(double(left) + double(right))) << left << " + " << right;
+  }
+}
+
+// The accumulators that declare commutative_merge (which lets the GPU's warp exchanges merge in either order,
+// detail/registers.cuh) give the same bits in both orders, for every pair of states.
+TEST(Accumulators, MergesDeclaredCommutativeAreCommutativeBitForBit) {
+  expect_commutative_merge<plain_accumulator<float>>();
+  expect_commutative_merge<plain_accumulator<double>>();
+  expect_commutative_merge<neumaier_accumulator<float>>();
+  expect_commutative_merge<neumaier_accumulator<double>>();
+}
+
 TEST(PairwiseAccumulator, IsTheCanonicalOrderForEveryLength) {
   std::vector<float> x = test::random_fixed_range<float>(300, 20, 5, true);
   const std::function<float(float, float)> add = [](float a, float b) { return a + b; };

@@ -36,11 +36,11 @@ def canonical_reduce(leaves, combine, identity):
     return acc
 
 
-def two_sum(a, b):
+def neumaier_sum(a, b):
+    """fl(a + b) and its error as neumaier.hpp computes it: (big - s) + small, the larger magnitude first."""
     s = a + b
-    bv = s - a
-    av = s - bv
-    return s, (a - av) + (b - bv)
+    big, small = (a, b) if abs(a) >= abs(b) else (b, a)
+    return s, (big - s) + small
 
 
 def canonical_nan(acc):
@@ -77,7 +77,7 @@ def reference_sum(x, method: str, acc):
         elif method == "neumaier":
             s, c = nz, nz
             for t in v:
-                se, e = two_sum(s, t)
+                se, e = neumaier_sum(s, t)
                 c = A(A(c + nz) + e) if _finite(se) else nz
                 s = se
             if _finite(s) and c != 0:
@@ -86,7 +86,7 @@ def reference_sum(x, method: str, acc):
             s = canonical_reduce(v, lambda a, b: A(a + b), nz)
         elif method == "tree_neumaier":
             def merge(l, r):
-                se, e = two_sum(l[0], r[0])
+                se, e = neumaier_sum(l[0], r[0])
                 c = A(A(l[1] + r[1]) + e) if _finite(se) else nz
                 return (se, c)
             s, c = canonical_reduce([(t, nz) for t in v], merge, (nz, nz))

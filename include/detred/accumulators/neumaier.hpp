@@ -1,15 +1,17 @@
 // neumaier_accumulator: compensated summation with exact error terms (Neumaier 1974; Ogita-Rump-Oishi's Sum2).
 //
 // State (sum, compensation): sum is the plain floating-point sum in the same order, compensation the rounded sum of
-// the exact rounding errors of every addition (Knuth's branch-free TwoSum gives the same error as Neumaier's
-// magnitude test). The result is fl(sum + compensation).
+// the exact rounding errors of every addition, each computed as Neumaier wrote it: the larger magnitude first,
+// (big - s) + small, chosen by a compare and two selects (no branch). Knuth's TwoSum gives the same error for every
+// finite sum except next to the largest finite value: there its s - a can overflow when |a| < |b| (the error, and so
+// the result, then NaN for a finite sum, and the merge not commutative).
+// The result is fl(sum + compensation).
 // Error, s the exact sum: sequentially (Ogita, Rump, Oishi 2005, Prop. 4.5) |result - s| <= u|s| + gamma_{n-1}^2
 // sum|x_i|; in the canonical tree u|s| + gamma_{h(n)+1}^2 sum|x_i| (derivation in docs/ACCURACY.md).
 // IEEE behaviour: once the sum is Inf or NaN the compensation is dropped, so Inf, NaN and overflow come out as plain
 // IEEE addition gives them; when the compensation is zero the sum's own zero sign is kept; an empty sum is -0.0.
 #pragma once
 
-#include "detred/accumulators/error_free.hpp"
 #include "detred/config.hpp"
 #include "detred/types/float_traits.hpp"
 
@@ -18,6 +20,10 @@ namespace detred {
 template <floating_accumulation A>
 struct neumaier_accumulator {
   using value_type = A;
+  // a.merge(b) and b.merge(a) give the same bits, NaN payloads aside: fl(a + b) is commutative; the error term takes
+  // its operands by magnitude, and where the magnitudes tie (a = b or a = -b) it is +0 in either order; the
+  // compensations add commutatively; the finiteness test sees the same s. Asserted in test_accumulators.
+  static constexpr bool commutative_merge = true;
   A sum = negative_zero<A>();
   A compensation = negative_zero<A>();  // -0.0 so that merging an empty compensation is exact, sign included
 
@@ -27,9 +33,13 @@ struct neumaier_accumulator {
 
   // Combines this (the left, lower-index operand) with right.
   constexpr DETRED_HD void merge(const neumaier_accumulator& right) {
-    const sum_and_error<A> se = two_sum(sum, right.sum);
-    compensation = is_finite(se.sum) ? (compensation + right.compensation) + se.error : negative_zero<A>();
-    sum = se.sum;
+    const bool left_larger = magnitude(sum) >= magnitude(right.sum);
+    const A big = left_larger ? sum : right.sum;
+    const A small = left_larger ? right.sum : sum;
+    const A s = sum + right.sum;
+    const A error = (big - s) + small;  // exact when s is finite (Dekker: |big| >= |small|)
+    compensation = is_finite(s) ? (compensation + right.compensation) + error : negative_zero<A>();
+    sum = s;
   }
   constexpr DETRED_HD void add(A x) { merge(from_value(x)); }
 

@@ -14,6 +14,9 @@ namespace detred {
 template <floating_accumulation A>
 struct plain_accumulator {
   using value_type = A;
+  // a.merge(b) and b.merge(a) give the same bits (IEEE addition is commutative, signed zeros included; NaN payloads
+  // aside, which detred's results canonicalise): warp exchanges may merge in either order (detail/registers.cuh).
+  static constexpr bool commutative_merge = true;
   A sum = negative_zero<A>();
 
   static constexpr DETRED_HD plain_accumulator from_value(A x) { return plain_accumulator{x}; }

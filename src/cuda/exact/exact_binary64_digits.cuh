@@ -49,36 +49,33 @@ DETRED_HD DETRED_INLINE void exact_digit_add(const exact_digit_rows& rows, int r
 }
 
 // Adds the binary64 term with bits b exactly to the thread's digit rows. Contract: afterwards the rows, read as signed
-// 32-bit integers (sum over r of row_r 2^(16 r)), hold their old value plus b's exact value (nothing for a zero, NaN or
-// infinity); rows pos / 16 .. pos / 16 + 3 each gain a digit in [0, 2^16), row pos / 16 + 4 one in [-16, 16).
-// `others` is ORed with a word that is nonzero exactly when b is not -0.0 (as in exact_binary64_slow); `highest` keeps
-// the largest exponent field met (2047: a NaN or an infinity was among the terms, whose flags the caller then
-// recomputes from the terms: exact_special_scan). About 35 instructions a term, five of them the reductions.
+// 32-bit integers (sum over r of row_r 2^(16 r)), hold their old value plus b's exact value (nothing for a zero);
+// rows pos / 16 .. pos / 16 + 3 each gain a digit in [0, 2^16), row pos / 16 + 4 one in [-16, 16). A NaN or an
+// infinity (field 2047) adds digits within the same bounds but of no meaning: the sum is then a NaN or an infinity
+// whatever the rows hold, and `highest` (the largest exponent field met) reaching 2047 tells the caller to recompute
+// the flags from the terms (exact_special_scan). `others` is ORed with a word that is nonzero exactly when b is not
+// -0.0 (as in exact_binary64_slow). About 30 instructions a term, five of them the reductions.
 template <int Stride>
 DETRED_HD DETRED_INLINE void exact_binary64_digit_add(const exact_digit_rows& rows, unsigned long long b, int& highest,
                                                       unsigned& others) {
   using G = exact_binary64_geometry;
   const unsigned hi = unsigned(b >> 32), lo = unsigned(b);
   const int field = int(hi >> 20) & G::special_field;
-  const bool special = field == G::special_field;
   const unsigned sign = unsigned(int(hi) >> 31);
   others |= (hi ^ 0x80000000u) | lo;
   highest = field > highest ? field : highest;
-  // The integer significand (zero for NaN and infinities): the hidden bit 2^20 of the high word is bit 11 of
-  // field + 2047 (set exactly for fields 1 .. 2047) shifted up by 9; that product is below 2^21, so its bits from 20
-  // up are the hidden bit alone.
-  const unsigned hidden = unsigned(field + G::special_field) << 9;
-  const unsigned mh = special ? 0u : (hi & 0xfffffu) | (hidden & ~0xfffffu);
-  const unsigned ml = special ? 0u : lo;
+  // The integer significand m = mh 2^32 + lo: the hidden bit 2^52 for fields 1 .. 2047, none for field 0 (zero,
+  // subnormal: field 1's weight).
+  const unsigned mh = (hi & 0xfffffu) | (field != 0 ? 0x100000u : 0u);
   // x = +-m (|x| < 2^53) as a 64-bit two's complement integer xh 2^32 + xl.
   const unsigned long long s = ((unsigned long long)sign << 32) | sign;
-  const unsigned long long x = ((((unsigned long long)mh << 32) | ml) ^ s) - s;
+  const unsigned long long x = ((((unsigned long long)mh << 32) | lo) ^ s) - s;
   const unsigned xl = unsigned(x), xh = unsigned(x >> 32);
   const unsigned xs = unsigned(int(xh) >> 31);                   // x's sign word (zero for -0.0: x = 0)
   const int pos = (field > 1 ? field : 1) + G::position_offset;  // 14 .. 2060
   const int shift = pos & 15;
   // x 2^shift (|.| < 2^68) as 96-bit two's complement w2 2^64 + w1 2^32 + w0 (w2 signed, in [-16, 16)); digits:
-  // w0 = d0 + d1 2^16, w1 = d2 + d3 2^16 (unsigned), d4 = w2 (signed).
+  // w0 = d0 + d1 2^16, w1 = d2 + d3 2^16 (unsigned), d4 = w2.
   const unsigned w0 = xl << shift, w1 = exact_funnel_left(xl, xh, shift), w2 = exact_funnel_left(xh, xs, shift);
   const int r = pos >> 4;
   exact_digit_add<Stride, 0>(rows, r, w0 & 0xffffu);

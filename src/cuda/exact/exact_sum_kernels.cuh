@@ -367,36 +367,30 @@ DETRED_HD DETRED_INLINE void exact_thread_terms(Thread& th, const T* __restrict_
         rows.shared_address = unsigned(__cvta_generic_to_shared(digits));
 #endif
         unsigned since = 0;  // terms since the digits were last normalised
-        auto digit_step = [&](const uint4* w) {
+        // One step a turn: `next` holds step i's vectors; each is added and its registers then take the same
+        // vector of the step after (loads issued), or, after the last step, the same vector again (cache hits, never
+        // used): an unconditional load into registers already consumed needs no copy of the step (a predicated one,
+        // or one issued before the vector's terms are added, made the compiler copy all U vectors first). Two steps
+        // a turn (cur and next swapping roles) doubled the loop's code and cost the H200 a sixth of its speed (3,750
+        // -> 3,140 GB/s at 1 GiB).
+        while (more) {
           if (since + unsigned(U * E) > exact_binary64_digits::normalize_period) {
             exact_normalize_digits<B>(digits);
             since = 0;
           }
           since += unsigned(U * E);
+          const std::uint64_t after = i + stride;
+          more = after + std::uint64_t(U - 1) * B < end;
+          const uint4* const refill = v + (more ? after : i);
 #pragma unroll
           for (int u = 0; u < U; ++u) {
             exact_bits<T> e[E];
 #pragma unroll
-            for (int j = 0; j < E; ++j) e[j] = exact_element<T>(w[u], j);
+            for (int j = 0; j < E; ++j) e[j] = exact_element<T>(next[u], j);
             th.add_vector_digits(rows, e);
+            next[u] = exact_load<LK>(refill + std::uint64_t(u) * B);
           }
-        };
-        // The step after `i`'s into `w` (loads issued); `more`: whether there is one.
-        auto load_into = [&](uint4* w) {
-          i += stride;
-          more = i + std::uint64_t(U - 1) * B < end;
-          if (more) {
-#pragma unroll
-            for (int u = 0; u < U; ++u) w[u] = exact_load<LK>(v + i + std::uint64_t(u) * B);
-          }
-        };
-        // One step a turn: two (cur and next swapping roles) doubled the loop's code and cost the H200 a sixth of its
-        // speed (3,750 -> 3,140 GB/s at 1 GiB), more than the copies it saves.
-        while (more) {
-#pragma unroll
-          for (int u = 0; u < U; ++u) cur[u] = next[u];
-          load_into(next);
-          digit_step(cur);
+          i = after;
         }
         exact_normalize_digits<B>(digits);
         exact_block_digits_to_rows<B>(block_rows);

@@ -45,4 +45,24 @@ __device__ __forceinline__ Acc merged(Acc left, const Acc& right) {
   return left;
 }
 
+// Whether Acc declares that its merge gives the same bits in either operand order (a static member
+// `commutative_merge = true`: detred's plain and Neumaier accumulators). Anything else, a user's accumulator or
+// operator included, is merged strictly lower-indices-left.
+template <class Acc>
+inline constexpr bool commutative_merge_v = requires {
+  requires Acc::commutative_merge;
+};
+
+// The node over two sibling subtrees held by partner lanes: `mine` is this lane's, `theirs` the partner's, and
+// mine_is_upper says whose subtree covers the higher indices. Both lanes get the same bits: with a commutative merge
+// each merges (mine, theirs), which saves the selects that put the lower subtree on the left.
+template <class Acc>
+__device__ __forceinline__ Acc merged_with_partner(const Acc& mine, const Acc& theirs, bool mine_is_upper) {
+  if constexpr (commutative_merge_v<Acc>) {
+    return merged(mine, theirs);
+  } else {
+    return merged(pick(mine_is_upper, theirs, mine), pick(mine_is_upper, mine, theirs));
+  }
+}
+
 }  // namespace detred::cuda::detail

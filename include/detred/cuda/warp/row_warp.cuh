@@ -133,7 +133,7 @@ __device__ __forceinline__ void push_tail_nodes(Acc (&node)[tile_shape<T>::vecto
     if (((r >> (j + lv)) & 1) && lane == ((r >> (j + lv + 1)) << (j + 1))) captured = value;
     if (j < 4) {
       const Acc other = detail::shuffle_xor(value, 1 << j);
-      value = (lane >> j) & 1 ? detail::merged(other, value) : detail::merged(value, other);
+      value = detail::merged_with_partner(value, other, (lane >> j) & 1);
     }
   }
 #pragma unroll
@@ -165,7 +165,7 @@ __device__ __forceinline__ Acc lane_butterfly_root(Acc v) {
 #pragma unroll
   for (int level = 0; level < 5; ++level) {
     const Acc other = detail::shuffle_xor(v, 1 << level);
-    v = (lane >> level) & 1 ? detail::merged(other, v) : detail::merged(v, other);
+    v = detail::merged_with_partner(v, other, (lane >> level) & 1);
   }
   return v;
 }

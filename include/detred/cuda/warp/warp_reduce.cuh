@@ -23,7 +23,7 @@ __device__ __forceinline__ Acc warp_tree_reduce(Acc value, int levels = 5) {
     const int mask = 1 << level;
     const Acc other = detail::shuffle_xor(value, mask);
     // The partner with bit `level` clear holds the left subtree.
-    value = (lane & mask) ? detail::merged(other, value) : detail::merged(value, other);
+    value = detail::merged_with_partner(value, other, lane & mask);
   }
   return value;
 }

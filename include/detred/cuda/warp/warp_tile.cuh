@@ -129,8 +129,7 @@ __device__ __forceinline__ void transpose_step(Acc (&v)[Rows], int lane) {
     const Acc lo = v[j], hi = v[j + k / 2];
     const Acc send = pick(upper, lo, hi);  // the lower lane keeps rows [0, k/2), the upper lane rows [k/2, k)
     const Acc keep = pick(upper, hi, lo);
-    const Acc received = shuffle_xor(send, 1 << S);
-    v[j] = merged(pick(upper, received, keep), pick(upper, keep, received));
+    v[j] = merged_with_partner(keep, shuffle_xor(send, 1 << S), upper);
   }
 }
 }  // namespace detail
@@ -152,14 +151,12 @@ __device__ __forceinline__ Acc warp_rows_root(Acc (&v)[Rows]) {
   Acc root = v[0];
 #pragma unroll
   for (int mask = Rows; mask < 32; mask *= 2) {
-    const Acc other = detail::shuffle_xor(root, mask);
-    root = (lane & mask) ? detail::merged(other, root) : detail::merged(root, other);
+    root = detail::merged_with_partner(root, detail::shuffle_xor(root, mask), lane & mask);
   }
   // Sibling rows 2j, 2j+1 sit in lanes that differ in the highest row-index lane bit, then the next, ...
 #pragma unroll
   for (int mask = Rows / 2; mask >= 1; mask /= 2) {
-    const Acc other = detail::shuffle_xor(root, mask);
-    root = (lane & mask) ? detail::merged(other, root) : detail::merged(root, other);
+    root = detail::merged_with_partner(root, detail::shuffle_xor(root, mask), lane & mask);
   }
   return root;
 }
