@@ -20,11 +20,6 @@ struct plus_op {
   DETRED_HD A operator()(A left, A right) const { return left + right; }
 };
 
-template <class A>
-DETRED_HD A magnitude(A x) {
-  return detred::bit_cast<A>(bits_of(x) & ~(typename float_traits<A>::bits_type{1} << (8 * sizeof(A) - 1)));
-}
-
 // nrm2 as a scaled sum of squares (LAPACK's idea, in the canonical order): the node (scale, ssq) stands for
 // scale^2 * ssq with scale = the largest |x| of its subtree, so no square overflows or underflows to zero before it
 // must. Leaves: (|x|, 1), or (0, 0) for zeros. A merge rescales the smaller side by (s_small / s_big)^2 <= 1.

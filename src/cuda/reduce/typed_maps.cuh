@@ -38,7 +38,7 @@ template <class A>
 struct abs_map {
   template <class T>
   __device__ A operator()(T x) const {
-    return detred::detail::magnitude(widen_on_device<A>(x));
+    return detred::magnitude(widen_on_device<A>(x));
   }
 };
 template <class A>
