@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "detred/accumulators/accumulator.hpp"
@@ -186,6 +188,64 @@ TEST(Accumulators, NeumaierStaysFiniteNextToTheLargestValue) {
     acc.merge(neumaier_accumulator<float>::from_value(right));
     EXPECT_EQ(acc.result(), float(double(left) + double(right))) << left << " + " << right;
   }
+}
+
+// neumaier.hpp's merge has no finiteness test: a non-finite sum makes every sum built on it non-finite, and result()
+// then ignores the compensation. Checked against a merge that resets the compensation to -0 whenever its sum is Inf or
+// NaN, on running sums and on pairwise trees of terms drawn from merge_test_states' pool (Inf, NaN, the largest
+// values, overflowing sums, zeros, subnormals).
+template <class A>
+struct neumaier_with_reset {
+  A sum = -A(0), compensation = -A(0);
+  void merge(const neumaier_with_reset& right) {
+    const bool left_larger = std::fabs(sum) >= std::fabs(right.sum);
+    const A big = left_larger ? sum : right.sum, small = left_larger ? right.sum : sum;
+    const A s = sum + right.sum;
+    compensation = std::isfinite(s) ? (compensation + right.compensation) + ((big - s) + small) : -A(0);
+    sum = s;
+  }
+  A result() const { return !std::isfinite(sum) || compensation == A(0) ? sum : sum + compensation; }
+};
+
+template <class A>
+void expect_no_reset_needed() {
+  SCOPED_TRACE(typeid(A).name());
+  const auto same = [](A a, A b) { return (std::isnan(a) && std::isnan(b)) || test::bits(a) == test::bits(b); };
+  std::vector<A> pool;
+  for (const auto& s : merge_test_states<neumaier_accumulator<A>>(64, 11)) pool.push_back(s.sum);
+  std::uint64_t state = 5;
+  const auto next = [&](std::size_t m) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return std::size_t(state >> 33) % m;
+  };
+  const std::function<std::pair<neumaier_accumulator<A>, neumaier_with_reset<A>>(const std::vector<A>&, std::size_t,
+                                                                                 std::size_t)>
+      tree = [&](const std::vector<A>& x, std::size_t first, std::size_t count) {
+        if (count == 1)
+          return std::pair{neumaier_accumulator<A>::from_value(x[first]), neumaier_with_reset<A>{x[first]}};
+        auto [l, lr] = tree(x, first, count / 2);
+        const auto [r, rr] = tree(x, first + count / 2, count - count / 2);
+        l.merge(r), lr.merge(rr);
+        return std::pair{l, lr};
+      };
+  std::size_t non_finite = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::vector<A> x(1 + next(24));
+    for (A& v : x) v = pool[next(pool.size())];
+    neumaier_accumulator<A> running;
+    neumaier_with_reset<A> running_reset;
+    for (A v : x) running.add(v), running_reset.merge({v});
+    ASSERT_TRUE(same(running.result(), running_reset.result())) << "running sum, trial " << trial;
+    const auto [t, tr] = tree(x, 0, x.size());
+    ASSERT_TRUE(same(t.result(), tr.result())) << "tree, trial " << trial;
+    non_finite += !std::isfinite(t.result());
+  }
+  EXPECT_GT(non_finite, 1000u) << "too few non-finite sums to tell the merges apart";
+}
+
+TEST(Accumulators, NeumaierResultNeedsNoCompensationReset) {
+  expect_no_reset_needed<float>();
+  expect_no_reset_needed<double>();
 }
 
 // The accumulators that declare commutative_merge (which lets the GPU's warp exchanges merge in either order,

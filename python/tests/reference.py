@@ -78,7 +78,7 @@ def reference_sum(x, method: str, acc):
             s, c = nz, nz
             for t in v:
                 se, e = neumaier_sum(s, t)
-                c = A(A(c + nz) + e) if _finite(se) else nz
+                c = A(A(c + nz) + e)  # meaningless once se is not finite, and then never read
                 s = se
             if _finite(s) and c != 0:
                 s = A(s + c)
@@ -87,8 +87,7 @@ def reference_sum(x, method: str, acc):
         elif method == "tree_neumaier":
             def merge(l, r):
                 se, e = neumaier_sum(l[0], r[0])
-                c = A(A(l[1] + r[1]) + e) if _finite(se) else nz
-                return (se, c)
+                return (se, A(A(l[1] + r[1]) + e))
             s, c = canonical_reduce([(t, nz) for t in v], merge, (nz, nz))
             if _finite(s) and c != 0:
                 s = A(s + c)

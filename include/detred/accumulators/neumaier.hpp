@@ -8,8 +8,11 @@
 // The result is fl(sum + compensation).
 // Error, s the exact sum: sequentially (Ogita, Rump, Oishi 2005, Prop. 4.5) |result - s| <= u|s| + gamma_{n-1}^2
 // sum|x_i|; in the canonical tree u|s| + gamma_{h(n)+1}^2 sum|x_i| (derivation in docs/ACCURACY.md).
-// IEEE behaviour: once the sum is Inf or NaN the compensation is dropped, so Inf, NaN and overflow come out as plain
-// IEEE addition gives them; when the compensation is zero the sum's own zero sign is kept; an empty sum is -0.0.
+// IEEE behaviour: Inf, NaN and overflow come out as plain IEEE addition gives them. fl(a + b) is finite only when a
+// and b are, so once a sum (a node's or a running one) is Inf or NaN, every sum built on it is too, and result()
+// returns the sum alone; a finite result's compensation therefore only ever saw finite sums, whose error terms are
+// exact. The compensation of a non-finite sum is left as computed (Inf or NaN, meaningless) and never read: the merge
+// needs no finiteness test. When the compensation is zero the sum's own zero sign is kept; an empty sum is -0.0.
 #pragma once
 
 #include "detred/config.hpp"
@@ -21,8 +24,8 @@ template <floating_accumulation A>
 struct neumaier_accumulator {
   using value_type = A;
   // a.merge(b) and b.merge(a) give the same bits, NaN payloads aside: fl(a + b) is commutative; the error term takes
-  // its operands by magnitude, and where the magnitudes tie (a = b or a = -b) it is +0 in either order; the
-  // compensations add commutatively; the finiteness test sees the same s. Asserted in test_accumulators.
+  // its operands by magnitude, and where the magnitudes tie (a = b or a = -b) it is the same in either order; the
+  // compensations add commutatively. Asserted in test_accumulators.
   static constexpr bool commutative_merge = true;
   A sum = negative_zero<A>();
   A compensation = negative_zero<A>();  // -0.0 so that merging an empty compensation is exact, sign included
@@ -37,8 +40,8 @@ struct neumaier_accumulator {
     const A big = left_larger ? sum : right.sum;
     const A small = left_larger ? right.sum : sum;
     const A s = sum + right.sum;
-    const A error = (big - s) + small;  // exact when s is finite (Dekker: |big| >= |small|)
-    compensation = is_finite(s) ? (compensation + right.compensation) + error : negative_zero<A>();
+    const A error = (big - s) + small;                           // exact when s is finite (Dekker: |big| >= |small|)
+    compensation = (compensation + right.compensation) + error;  // read only if the final sum is finite
     sum = s;
   }
   constexpr DETRED_HD void add(A x) { merge(from_value(x)); }

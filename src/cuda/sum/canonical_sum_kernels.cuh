@@ -192,12 +192,15 @@ device_facts facts_for(Kernel kernel, int block_threads) {
   return e.facts;
 }
 
-// Whether the large-input chunk kernel has a two-passes-in-flight instantiation (sum_tuning::pass_depth = 2): plain
-// sums whose passes have 16 rows (fp64 inputs), aligned. Elsewhere pass_depth is ignored (speed only).
+// Whether the large-input chunk kernel has a two-passes-in-flight instantiation (sum_tuning::pass_depth = 2), for
+// aligned inputs: where two passes of 16 rows and the pass's row values fit the registers without spilling, plain fp64
+// sums and Neumaier sums of floats in float (254 registers; H200, 1 GiB: 0.950-0.957 -> 0.961-0.964x CUB).
+// Neumaier fp64 would spill (255 registers and 184 bytes of local memory: 0.84x CUB). Elsewhere pass_depth is ignored
+// (speed only).
 template <class Acc, class T>
-inline constexpr bool two_passes_possible =
-    std::is_same_v<T, typename Acc::value_type>&& std::is_same_v<Acc, plain_accumulator<typename Acc::value_type>>&&
-        rows_per_pass<Acc> == 16;
+inline constexpr bool two_passes_possible = std::is_same_v<T, typename Acc::value_type>&& rows_per_pass<Acc> == 16 &&
+                                            (std::is_same_v<Acc, plain_accumulator<typename Acc::value_type>> ||
+                                             std::is_same_v<Acc, neumaier_accumulator<float>>);
 
 // The chunk kernel for this input alignment, finishing block size and tuning. Two passes in flight only for the
 // large-input kernel: small inputs read a tile or two a warp (8.97 against 8.82 us a call at fp64 2^20 on the H200).

@@ -58,8 +58,8 @@ struct sum_tuning {
   // launch (the last block to finish folds the roots); at any other size it is two (the chunk kernel, then a
   // one-block finishing kernel). Small inputs run on one-warp blocks whatever this says.
   int block_threads = 256;
-  // Passes of loads a warp keeps in flight while reading its chunk: 1, or 2 (only where a pass has at most 16 rows:
-  // plain fp64 sums of aligned inputs; elsewhere 1 is used).
+  // Passes of loads a warp keeps in flight while reading its chunk: 1, or 2 (only where two passes fit the registers:
+  // plain fp64 and Neumaier fp32 sums of aligned inputs, canonical_sum_kernels.cuh; elsewhere 1 is used).
   int pass_depth = 1;
 };
 
@@ -101,7 +101,7 @@ struct tuning {
 // The built-in defaults of a device class, each measured on that class's GPU (docs/PERFORMANCE.md):
 // - both: the scans L2-prefetch the tile one SM count (132) ahead;
 // - high (H200): the canonical sum keeps two passes of loads in flight a warp (fp64 1 GiB about 0.94 -> 0.965x
-//   CUB's bandwidth; on the H100 it cost 0.4-0.7%) and runs large sums on 128-thread blocks, as two kernels (fp64
+//   CUB's bandwidth, tree_neumaier fp32 about 1% faster; on the H100 it cost the plain sum 0.4-0.7%) and runs large sums on 128-thread blocks, as two kernels (fp64
 //   1 GiB 0.980 -> 0.984-0.988x CUB, fp32 0.986 -> 0.993x; a tie on the H100, which keeps the single pass at 256),
 //   and the exact sum's streamed kernel 1 reads binary32 inputs with plain 16-byte loads above 16 MiB
 //   (bench_exact sweep, 1 GiB: fp32 0.93 -> 0.99x CUB; the 256-byte L2 fetches, 1-2% faster on the H100, cost the
