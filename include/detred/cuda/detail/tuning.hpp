@@ -101,12 +101,12 @@ struct tuning {
 // The built-in defaults of a device class, each measured on that class's GPU (docs/PERFORMANCE.md):
 // - both: the scans L2-prefetch the tile one SM count (132) ahead;
 // - high (H200): the canonical sum keeps two passes of loads in flight a warp (fp64 1 GiB about 0.94 -> 0.965x
-//   CUB's bandwidth, tree_neumaier fp32 about 1% faster; on the H100 it cost the plain sum 0.4-0.7%) and runs large sums on 128-thread blocks, as two kernels (fp64
-//   1 GiB 0.980 -> 0.984-0.988x CUB, fp32 0.986 -> 0.993x; a tie on the H100, which keeps the single pass at 256),
-//   and the exact sum's streamed kernel 1 reads binary32 inputs with plain 16-byte loads above 16 MiB
-//   (bench_exact sweep, 1 GiB: fp32 0.93 -> 0.99x CUB; the 256-byte L2 fetches, 1-2% faster on the H100, cost the
-//   H200 that much), and binary64 inputs likewise (bench_exact 15, same program, 1 GiB: uniform 0.95-0.96 ->
-//   0.97-0.98x CUB, normal, ill-conditioned and full range 2-3% faster).
+//   CUB's bandwidth, tree_neumaier fp32 about 1% faster; on the H100 it cost the plain sum 0.4-0.7%) and runs large
+//   sums on 128-thread blocks, as two kernels (fp64 1 GiB 0.980 -> 0.984-0.988x CUB, fp32 0.986 -> 0.993x; a tie on the
+//   H100, which keeps the single pass at 256), and the exact sum's streamed kernel 1 reads binary32 inputs with plain
+//   16-byte loads above 16 MiB (bench_exact sweep, 1 GiB: fp32 0.93 -> 0.99x CUB; the 256-byte L2 fetches, 1-2% faster
+//   on the H100, cost the H200 that much), and binary64 inputs likewise (bench_exact 15, same program, 1 GiB: uniform
+//   0.95-0.96 -> 0.97-0.98x CUB, normal, ill-conditioned and full range 2-3% faster).
 inline tuning defaults_for(bandwidth_class c) {
   tuning t;
   t.scan.prefetch_tiles = 132;
