@@ -32,6 +32,7 @@
 #include "src/cuda/common/arrivals.cuh"
 #include "src/cuda/common/launch_policy.hpp"
 #include "src/cuda/common/workspace.hpp"
+#include "src/cuda/sum/wide_chunk_root.cuh"
 
 namespace detred::cuda::detail {
 
@@ -87,6 +88,12 @@ __device__ void finish_in_block(const finish_plan<Acc, T>& plan, typename Acc::v
   if (threadIdx.x == 0) *out = canonicalize_nan(counter.empty() ? Acc{}.result() : counter.fold().result());
 }
 
+// Whether the chunk kernel reads its full chunks with warp_chunk_root_wide (wide_chunk_root.cuh): Neumaier sums of
+// aligned doubles, large inputs (the small-input kernel reads a tile or two a warp and keeps warp_chunk_root).
+template <class Acc, class T, bool Aligned, int Fused>
+inline constexpr bool wide_chunk_roots =
+    std::is_same_v<Acc, neumaier_accumulator<double>>&& std::is_same_v<T, double>&& Aligned&& Fused != spread_threads;
+
 // Roots of the full chunks (items [0, full_chunks)) and of the tail tiles (items [full_chunks, items)). With
 // `out` non-null and `arrivals` null the grid is one block of Fused threads, which then also finishes (the
 // small-input path). With both non-null (blocks of Fused threads) the single pass: the last block to arrive
@@ -113,7 +120,11 @@ __global__ void __launch_bounds__(max_block_threads)
   for (std::uint64_t item = warp; item < items; item += warps) {
     Acc root;
     if (item < plan.full_chunks) {
-      root = warp_chunk_root<Acc, T, Aligned, Depth>(x + item * chunk, tiles_per_chunk);
+      if constexpr (wide_chunk_roots<Acc, T, Aligned, Fused>) {
+        root = warp_chunk_root_wide<Acc>(x + item * chunk, tiles_per_chunk);
+      } else {
+        root = warp_chunk_root<Acc, T, Aligned, Depth>(x + item * chunk, tiles_per_chunk);
+      }
     } else {
       root = warp_tile_root<Acc, T, Aligned>(x + plan.full_chunks * chunk + (item - plan.full_chunks) * tile);
     }
