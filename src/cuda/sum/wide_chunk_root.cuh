@@ -5,8 +5,9 @@
 // reads the 32 contiguous bytes 4l .. 4l + 3 of each wide row (two 16-byte loads) and reduces them in registers, so
 // the cross-lane part (transpose and butterfly, warp_rows_root) runs over 8 rows instead of 16: 40% fewer shuffles and
 // selects. The next pass's loads go into a second register set before the current pass is reduced (ping-pong), so
-// the compiler needs no register copies to issue them early. H200, 1 GiB: 932 -> 592 instructions a pass, 0.952-0.954
-// -> 0.957-0.961x CUB's bandwidth (docs/PERFORMANCE.md, log 2026-11-28-h200-neumaier-feeds-and-balance.txt, run 10).
+// the compiler needs no register copies to issue them early: 932 -> 567 instructions a pass. H200, 1 GiB, in one
+// program with the former pipeline: 0.952-0.954 -> 0.957-0.961x CUB's bandwidth (docs/PERFORMANCE.md, log
+// 2026-11-28-h200-neumaier-feeds-and-balance.txt, run 10).
 // Speed only: the result is warp_chunk_root's, bit for bit.
 #pragma once
 
