@@ -198,10 +198,8 @@ template <class A>
 struct neumaier_with_reset {
   A sum = -A(0), compensation = -A(0);
   void merge(const neumaier_with_reset& right) {
-    const bool left_larger = std::fabs(sum) >= std::fabs(right.sum);
-    const A big = left_larger ? sum : right.sum, small = left_larger ? right.sum : sum;
     const A s = sum + right.sum;
-    compensation = std::isfinite(s) ? (compensation + right.compensation) + ((big - s) + small) : -A(0);
+    compensation = std::isfinite(s) ? (compensation + right.compensation) + neumaier_error(sum, right.sum, s) : -A(0);
     sum = s;
   }
   A result() const { return !std::isfinite(sum) || compensation == A(0) ? sum : sum + compensation; }
