@@ -68,9 +68,13 @@ std::uint64_t raw(T x) {
 }
 
 namespace dd = detred::cuda::detail;
-template <class Tune>
-const char* algorithm_name() {
-  return Tune::algorithm == dd::exact_block_algorithm::exponent_bins ? "bins" : "extract";
+// Kernel 1's algorithm for a large sum of T under the tuning in force (tuning.hpp exact.digits64 for binary64).
+template <class T>
+const char* large_sum_algorithm() {
+  if constexpr (std::same_as<T, double>)
+    return dd::current_tuning().exact.digits64 ? "digit columns" : "extract";
+  else
+    return "bins";
 }
 
 // Fills d[0..n) with the base data set (kBase elements) repeated; returns the exact accumulator's rounding of it.
@@ -196,10 +200,10 @@ bool run(const char* tname, int reps) {
     const float cub_ms = median_ms(reps, [&] { b.cub(d, b.peer.get(), n); });
     const double gb = double(kBytes) / 1e9;
     std::printf(
-        "%-5s %-10s n=%zu [default %s]  CUB %7.1f GB/s (%.3f ms)  exact %7.1f GB/s (%.3f ms)  exact/CUB %.2f  "
+        "%-5s %-10s n=%zu [%s]  CUB %7.1f GB/s (%.3f ms)  exact %7.1f GB/s (%.3f ms)  exact/CUB %.2f  "
         "exact==ref %s\n",
-        tname, test::name_of(set), n, algorithm_name<dd::exact_default_tuning<T>>(), gb / (cub_ms * 1e-3), cub_ms,
-        gb / (exact_ms * 1e-3), exact_ms, cub_ms / exact_ms, same ? "yes" : "NO");
+        tname, test::name_of(set), n, large_sum_algorithm<T>(), gb / (cub_ms * 1e-3), cub_ms, gb / (exact_ms * 1e-3),
+        exact_ms, cub_ms / exact_ms, same ? "yes" : "NO");
     ok = ok && same;
   }
   // Latency at n = 2^16 and 2^20 (the uniform data overwrite the buffer's start).
@@ -236,7 +240,7 @@ bool profile(const char* tname, int log2n, int& launch) {
       check(cudaMemcpy(&got, out.get(), sizeof(A), cudaMemcpyDeviceToHost), "copy");
       ok = ok && raw(got) == raw(expected);
       std::printf("profile launch %2d: %-4s %-10s n=2^%d %s %s  exact==ref %s\n", launch++, tname, test::name_of(set),
-                  log2n, algorithm_name<dd::exact_default_tuning<T>>(), form, raw(got) == raw(expected) ? "yes" : "NO");
+                  log2n, large_sum_algorithm<T>(), form, raw(got) == raw(expected) ? "yes" : "NO");
     };
     cuda::sum<A>(ws.get(), ws_bytes, d.get(), out.get(), n, nullptr, exact);
     check_one(dd::exact_single_pass<T>(n) ? "single pass" : "two kernels");
@@ -629,10 +633,11 @@ struct levels_shape : dd::exact_streamed_tuning<double> {
   static constexpr int load = Load;
 };
 
-// `bench_exact sweep [reps]`: the library's streamed form, its contiguous partition (exact.interleave=0) and its plain
-// loads (exact.load32 / exact.load64 = 0) against other launch shapes of kernel 1 (bins_shape, levels_shape) and CUB,
-// the calls of every variant and CUB interleaved within each repetition, each result checked; medians. Each shape's
-// kernel resources are printed first (registers, local memory: a spill shows there, resident blocks an SM).
+// `bench_exact sweep [reps]`: the library's streamed form, its contiguous partition (exact.interleave=0), its plain
+// loads (exact.load32 = 0) and for binary64 its two kernel-1 algorithms (exact.digits64) against other launch shapes of
+// kernel 1 (bins_shape, levels_shape) and CUB, the calls of every variant and CUB interleaved within each repetition,
+// each result checked; medians. Each shape's kernel resources are printed first (registers, local memory: a spill shows
+// there, resident blocks an SM).
 template <class A, class T>
 bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& sets) {
   exact_buffers<A, T> b;
@@ -660,7 +665,15 @@ bool sweep(const char* tname, int reps, const std::vector<test::exact_dataset>& 
     const std::uint64_t wanted = waves == 1 ? 0 : std::uint64_t(resident) * std::uint64_t(waves);
     vs.push_back({name, "", [&, n, wanted] { launch_variant<Tune, A, T>(d, n, d_out, ws, wanted); }});
   };
-  vs.push_back({"library plain loads", std::same_as<T, double> ? "exact.load64=0" : "exact.load32=0", lib});
+  if constexpr (std::same_as<T, double>) {
+    // binary64 above the small sums: digit columns (exact.digits64=1, the high class's default) against the
+    // extracted levels with either load flavour.
+    vs.push_back({"digit columns", "exact.digits64=1", lib});
+    vs.push_back({"levels plain loads", "exact.digits64=0,exact.load64=0", lib});
+    vs.push_back({"levels 256B fetches", "exact.digits64=0,exact.load64=2", lib});
+  } else {
+    vs.push_back({"library plain loads", "exact.load32=0", lib});
+  }
   if constexpr (std::same_as<T, double>) {
     add.template operator()<levels_shape<10, 1>>("streamed nc U10");
     add.template operator()<levels_shape<8, 0>>("streamed plain U8");

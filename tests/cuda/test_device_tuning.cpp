@@ -28,7 +28,8 @@ bool same(const tuning& a, const tuning& b) {
          a.scan.block_threads_8 == b.scan.block_threads_8 && a.scan.items_per_thread_8 == b.scan.items_per_thread_8 &&
          a.scan.prefetch_tiles == b.scan.prefetch_tiles && a.exact.waves == b.exact.waves &&
          a.exact.interleave == b.exact.interleave && a.exact.load32 == b.exact.load32 &&
-         a.exact.load64 == b.exact.load64 && a.rows.block_row_threads == b.rows.block_row_threads;
+         a.exact.load64 == b.exact.load64 && a.exact.digits64 == b.exact.digits64 &&
+         a.rows.block_row_threads == b.rows.block_row_threads;
 }
 
 // tuning.hpp: "A device is classed by its peak DRAM bandwidth per SM ... standard below 32 GB/s per SM (...; also
@@ -70,6 +71,8 @@ TEST(DeviceTuning, ClassDefaultsAreTheMeasuredOnes) {
   EXPECT_EQ(high.exact.load64, 0);
   EXPECT_EQ(standard.exact.load32, 2);
   EXPECT_EQ(standard.exact.load64, 2);
+  EXPECT_EQ(high.exact.digits64, 1);
+  EXPECT_EQ(standard.exact.digits64, 0);
   tuning high_but_sum = high;
   high_but_sum.sum = standard.sum;
   high_but_sum.exact = standard.exact;
@@ -90,7 +93,8 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   const tuning_parse_result r = parse_tuning_overrides(
       base,
       "sum.block_threads=128,,sum.depth=2,scan.threads4=128,scan.items4=16,scan.threads8=256,scan.items8=32,"
-      "scan.prefetch=264,exact.waves=4,exact.interleave=1,exact.load32=0,exact.load64=0,rows.block_threads=512");
+      "scan.prefetch=264,exact.waves=4,exact.interleave=1,exact.load32=0,exact.load64=0,exact.digits64=1,"
+      "rows.block_threads=512");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.value.sum.block_threads, 128);
   EXPECT_EQ(r.value.sum.pass_depth, 2);
@@ -103,6 +107,7 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
   EXPECT_EQ(r.value.exact.interleave, 1);
   EXPECT_EQ(r.value.exact.load32, 0);
   EXPECT_EQ(r.value.exact.load64, 0);
+  EXPECT_EQ(r.value.exact.digits64, 1);
   EXPECT_EQ(r.value.rows.block_row_threads, 512);
   EXPECT_TRUE(parse_tuning_overrides(base, "").ok);
   EXPECT_TRUE(same(parse_tuning_overrides(base, "").value, base));
@@ -133,6 +138,7 @@ TEST(DeviceTuning, OverridesParseOrLeaveTheBaseAlone) {
                           "exact.interleave=2",
                           "exact.load32=1",
                           "exact.load64=4",
+                          "exact.digits64=2",
                           "rows.block_threads=32",
                           "rows.block_threads=1056",
                           "rows.block_threads=100"}) {

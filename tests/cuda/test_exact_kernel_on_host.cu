@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -320,6 +321,138 @@ TEST(CudaExactKernelOnHost, Binary64DigitAddEqualsAdd) {
         got.set_count(1, flags, 1);
         ASSERT_TRUE(same_state(got, expected)) << std::hex << b;
       }
+}
+
+// The digit-column kernel's block states (exact_digit_columns_share for every thread of every block of the launch's
+// partition, one thread after the other over the block's shared rows, then the rows added into limbs by
+// exact_column_limb_part as the kernel adds them), merged.
+template <class Tune>
+exact_state<double> emulated_digit_columns_state(const std::vector<double>& x, std::uint64_t wanted, int offset) {
+  using S = exact_state<double>;
+  using Shape = typename Tune::shape;
+  constexpr int L = S::limb_count, B = Shape::threads, C = Shape::columns;
+  const std::uint64_t n = x.size();
+  std::vector<uint4> storage((n * sizeof(double) + 64) / sizeof(uint4) + 1);
+  double* data = reinterpret_cast<double*>(storage.data()) + offset;
+  if (n) std::memcpy(data, x.data(), n * sizeof(double));
+  const exact_partition part = exact_partition_for<double, Tune>(data, n, wanted);
+  S total;
+  std::vector<unsigned> rows(std::size_t(Shape::rows) * C);
+  for (std::uint64_t block = 0; block < part.blocks; ++block) {
+    std::fill(rows.begin(), rows.end(), 0u);
+    unsigned flags = 0;
+    for (int tid = 0; tid < B; ++tid)
+      flags |= exact_digit_columns_share<double, Tune>(rows.data(), 0u, data, n, part.head, part.vectors,
+                                                       exact_share<Tune>(part), block, tid);
+    S state;
+    for (int k = 0; k < L; ++k) {
+      long long s = 0;
+      for (int c = 0; c < C; ++c) s += exact_column_limb_part<Shape>(rows.data(), k, c);
+      state.set_raw(k, s);
+    }
+    state.set_count(0, flags, 1u << 29);
+    total.merge(state);
+  }
+  total.set_count(n, total.flags(), 1u << 29);
+  return total;
+}
+
+// A small digit-column shape for the emulation: 64 threads on 32 columns, 2 vectors a step, the columns normalised
+// every 16 terms a thread (every 4 steps), so that short inputs cross many normalisations, heads, tails and the rows
+// after the last whole chunk.
+struct exact_small_digit_columns_tuning : exact_digit_columns_tuning<double> {
+  using shape = exact_digit_columns_shape<64, 32, 2, 4>;
+  static constexpr int unroll = shape::unroll;
+  static constexpr int block_threads = shape::threads;
+};
+
+template <class Tune>
+void expect_digit_columns_exact(const std::vector<double>& x, const char* what) {
+  exact_state<double> expected;
+  expected.add(x.data(), x.size());
+  for (int offset : {0, 1, 3})
+    for (std::uint64_t wanted : {1u, 3u, 7u}) {
+      const exact_state<double> got = emulated_digit_columns_state<Tune>(x, wanted, offset);
+      // A NaN or an infinity adds digits of no meaning (the result is then the flags' alone): flags and rounding only.
+      using S = exact_state<double>;
+      const unsigned specials = S::flag_nan | S::flag_positive_infinity | S::flag_negative_infinity;
+      if (expected.flags() & specials)
+        ASSERT_EQ(got.flags(), expected.flags()) << what << " n=" << x.size() << " offset=" << offset;
+      else
+        ASSERT_TRUE(same_state(got, expected)) << what << " n=" << x.size() << " offset=" << offset
+                                               << " blocks=" << wanted << " threads=" << Tune::block_threads;
+      ASSERT_EQ(raw(got.rounded<double>()), raw(expected.rounded<double>())) << what << " n=" << x.size();
+    }
+}
+
+// Digit columns (docs/EXACT.md "Digit columns") on the four data sets, the window-boundary data, cancelling pairs,
+// -0.0 only and the edge cases (NaN, infinities, the largest values, subnormals: the flags by the rescan), at sizes
+// around the steps, chunks and the rows after the last whole chunk, for the library's shape and a small one.
+TEST(CudaExactKernelOnHost, DigitColumnsEqualTheAccumulator) {
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{127}, std::size_t{129},
+                        std::size_t{1000}, std::size_t{4099}, std::size_t{6144 * 3 + 17}, std::size_t{100003}}) {
+    for (exact_dataset d : all_exact_datasets) {
+      expect_digit_columns_exact<exact_small_digit_columns_tuning>(exact_data<double>(d, n, n + 3), name_of(d));
+      expect_digit_columns_exact<exact_digit_columns_tuning<double>>(exact_data<double>(d, n, n + 3), name_of(d));
+    }
+    expect_digit_columns_exact<exact_small_digit_columns_tuning>(window_boundary_data<double>(n, 5 * n + 1),
+                                                                 "window boundaries");
+    expect_digit_columns_exact<exact_small_digit_columns_tuning>(cancelling_pairs<double>(n / 2, n, false),
+                                                                 "x, -x pairs");
+    expect_digit_columns_exact<exact_small_digit_columns_tuning>(cancelling_pairs<double>(n / 2, n, true), "-0.0 only");
+  }
+  for (const auto& [name, x] : exact_edge_cases<double>()) {
+    expect_digit_columns_exact<exact_small_digit_columns_tuning>(x, name.c_str());
+    expect_digit_columns_exact<exact_digit_columns_tuning<double>>(x, name.c_str());
+  }
+}
+
+// The rows' bound under the library's shape (docs/EXACT.md "Digit columns"): a column normalised with every row at its
+// largest (0xffff) receives the most terms a column can between two normalisations (six sharers, each 2^11 terms of
+// its steps and 2U + 2 after them), each of one field and sign with every fraction bit set (every digit 0xffff or the
+// most negative top digit: the most a row gains a term); its value then equals the start plus the terms'. A row past
+// 2^31 would wrap (planted: a period of 2^13 terms fails). Then a NaN or an infinity among full-range terms, through
+// the emulated blocks: the flags IEEE addition needs (the rescan).
+TEST(CudaExactKernelOnHost, DigitColumnsRowsStayInBoundsAndSpecialsAreFound) {
+  using Shape = exact_digit_columns_tuning<double>::shape;
+  using S = exact_state<double>;
+  constexpr int R = Shape::rows;
+  const std::uint64_t most = std::uint64_t(Shape::sharers) * (Shape::period + 2u * Shape::unroll + 2u);
+  const auto value_of = [](const unsigned* rows) {
+    S s;
+    for (int k = 0; k < S::limb_count; ++k)
+      s.set_raw(k, 2 * k + 1 < R ? (long long)int(rows[2 * k]) + (long long)int(rows[2 * k + 1]) * 65536 : 0);
+    s.set_count(0, 0, 1u << 29);
+    return s;
+  };
+  const std::uint64_t fmask = exact_binary64_geometry::fraction_mask;
+  for (std::uint64_t field : {1u, 1000u, 2046u}) {
+    for (bool negative : {false, true}) {
+      unsigned rows[R];
+      for (int r = 0; r < R; ++r) rows[r] = 0xffffu;
+      S expected = value_of(rows);
+      const std::uint64_t b = (field << 52) | fmask | (negative ? std::uint64_t{1} << 63 : 0);
+      int highest = 0;
+      unsigned others = 0;
+      for (std::uint64_t t = 0; t < most; ++t)
+        exact_binary64_digit_add<1>(exact_digit_rows{rows, 0u}, b, highest, others);
+      S terms;
+      for (std::uint64_t t = 0; t < most; ++t) terms.add(detred::bit_cast<double>(b));
+      expected.merge(terms);
+      S got = value_of(rows);
+      got.set_count(0, expected.flags(), 1u << 29);
+      ASSERT_TRUE(same_state(got, expected)) << "field " << field << (negative ? " negative" : "");
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::size_t n = 50001;
+  const std::vector<double> base = exact_data<double>(exact_dataset::full_range, n, 9);
+  for (const std::vector<double>& specials : std::vector<std::vector<double>>{{nan}, {inf}, {-inf}, {inf, -inf}})
+    for (std::size_t at : {std::size_t{0}, std::size_t{2}, n / 2, n - 1}) {
+      std::vector<double> x = base;
+      for (std::size_t j = 0; j < specials.size(); ++j) x[(at + 777 * j) % n] = specials[j];
+      expect_digit_columns_exact<exact_small_digit_columns_tuning>(x, "NaN or infinities");
+    }
 }
 
 // A thread's way through the digit mode: 64-bit rows holding some terms (the lean slow path, normalised) rewritten as

@@ -79,8 +79,10 @@ TEST(CudaExactSum, DataSetsEqualTheCpuAndTheReference) {
 TEST(CudaExactSum, EveryBlockCountGivesTheCpuBits) {
   DETRED_SKIP_WITHOUT_GPU();
   const std::vector<std::size_t> sizes{4097, std::size_t{1} << 20, (std::size_t{1} << 22) + 5};
-  for (const char* waves : {"exact.waves=1", "exact.waves=2", "exact.waves=5", "exact.waves=32", "exact.interleave=1",
-                            "exact.interleave=1,exact.waves=2", "exact.interleave=1,exact.waves=32"}) {
+  for (const char* waves :
+       {"exact.waves=1", "exact.waves=2", "exact.waves=5", "exact.waves=32", "exact.interleave=1",
+        "exact.interleave=1,exact.waves=2", "exact.interleave=1,exact.waves=32", "exact.digits64=0,exact.waves=2",
+        "exact.digits64=1,exact.waves=1", "exact.digits64=1,exact.waves=7", "exact.digits64=1,exact.waves=32"}) {
     ASSERT_TRUE(cuda::detail::set_tuning_overrides(waves));
     for_each_type_pair([&]<class A, class T>() {
       for (exact_dataset d : {exact_dataset::uniform, exact_dataset::full_range})
@@ -112,14 +114,15 @@ TEST(CudaExactSum, StreamedFormEqualsTheCpuAndTheReference) {
   ASSERT_TRUE(cuda::detail::set_tuning_overrides(nullptr));
 }
 
-// The streamed form's load flavours above the small sums (tuning.hpp exact.load32 / exact.load64 for binary32 and
-// binary64 inputs: 256-byte L2 fetches, or plain 16-byte loads, the high class's for binary32) are speed only: every
-// type pair and data set just above the small-sum bound (16 MiB: whole chunks, then the rows after the last one), at
-// offsets 0, 1 and 3, with the CPU's and the reference's bits under each (planted: the plain-load launch given n - 1
-// terms fails it).
+// The streamed form's kernel 1 above the small sums, in each form the tuning offers (exact.load32 / exact.load64:
+// 256-byte L2 fetches or plain 16-byte loads; exact.digits64: binary64 by extracted levels or by digit columns) is
+// speed only: every type pair and data set just above the small-sum bound (16 MiB: whole chunks, then the rows after
+// the last one), at offsets 0, 1 and 3, with the CPU's and the reference's bits under each (planted: the plain-load
+// launch given n - 1 terms fails it).
 TEST(CudaExactSum, EveryLoadFlavourGivesTheCpuBits) {
   DETRED_SKIP_WITHOUT_GPU();
-  for (const char* spec : {"exact.load32=2,exact.load64=2", "exact.load32=0,exact.load64=0"}) {
+  for (const char* spec : {"exact.load32=2,exact.load64=2,exact.digits64=0",
+                           "exact.load32=0,exact.load64=0,exact.digits64=0", "exact.digits64=1"}) {
     ASSERT_TRUE(cuda::detail::set_tuning_overrides(spec));
     for_each_type_pair([&]<class A, class T>() {
       const std::size_t n = (std::size_t{1} << 24) / sizeof(T) + 4099;
@@ -155,12 +158,22 @@ TEST(CudaExactSum, CancellationAndNegativeZerosAtScale) {
   });
 }
 
-// binary64's digit mode (docs/EXACT.md "The digit mode": a block whose first step went mostly by the slow path adds the
-// rest by atomics into 16-bit digit rows, and a NaN or an infinity there is found again by a rescan of the thread's
-// terms): full-range data above the small-sum size with -0.0 and +0.0 among them, and with a NaN, +Inf, -Inf or both
-// infinities placed early, in the middle and at the end.
+// binary64's digit adds (docs/EXACT.md "The digit mode": a block of extracted levels whose first step went mostly by
+// the slow path adds the rest by atomics into 16-bit digit rows; "Digit columns": every term so, into rows that six
+// threads share; either way a NaN or an infinity is found again by a rescan of the thread's terms): full-range data
+// above the small-sum size with -0.0 and +0.0 among them, and with a NaN, +Inf, -Inf or both infinities placed early,
+// in the middle and at the end, under both kernel-1 algorithms (exact.digits64).
+void expect_digit_adds_zeros_and_specials();
 TEST(CudaExactSum, DigitModeZerosAndSpecials) {
   DETRED_SKIP_WITHOUT_GPU();
+  for (const char* spec : {"exact.digits64=0", "exact.digits64=1"}) {
+    ASSERT_TRUE(cuda::detail::set_tuning_overrides(spec));
+    SCOPED_TRACE(spec);
+    expect_digit_adds_zeros_and_specials();
+  }
+  ASSERT_TRUE(cuda::detail::set_tuning_overrides(nullptr));
+}
+void expect_digit_adds_zeros_and_specials() {
   using T = double;
   const std::size_t n = (std::size_t{3} << 20) + 5;  // 24 MiB: the large form
   const std::vector<T> base = exact_data<T>(exact_dataset::full_range, n, 41);

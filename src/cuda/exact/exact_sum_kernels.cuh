@@ -22,6 +22,7 @@
 #include "src/cuda/common/arrivals.cuh"
 #include "src/cuda/common/workspace.hpp"
 #include "src/cuda/exact/exact_bins_thread.cuh"
+#include "src/cuda/exact/exact_digit_columns.cuh"
 #include "src/cuda/exact/exact_extract_thread.cuh"
 #include "src/cuda/exact/exact_sum.hpp"
 #include "src/cuda/exact/exact_warp_levels.cuh"
@@ -54,6 +55,10 @@ enum class exact_block_algorithm {
   // slow path into the lane's own rows, which a warp clears and the block adds only once the warp met such a term. On
   // narrow data a block's fixed work is 67 rows a warp instead of 67 rows a thread. docs/EXACT.md "Small sums".
   warp_levels,
+  // binary64 large sums (tuning.hpp exact.digits64=1): every term as five 16-bit digits added by shared-memory atomics
+  // into digit rows that several threads share (exact_digit_columns.cuh): the same instructions on every data set, and
+  // 12 warps an SM where the per-thread limb rows of extract_levels allow 8. docs/EXACT.md "Digit columns".
+  digit_columns,
 };
 
 // The exponent_bins algorithm's launch (binary32 family): 8 vectors of 16 bytes a thread a step, 256 threads a block.
@@ -96,6 +101,24 @@ struct exact_extract_tuning {
 };
 template <class T>
 using exact_default_tuning = std::conditional_t<std::same_as<T, double>, exact_extract_tuning<T>, exact_bins_tuning<T>>;
+// The digit_columns algorithm's launch (binary64 above the small sums where tuning.hpp's exact.digits64 = 1): 384
+// threads a block adding into 64 columns of digit rows (six threads a column; 34 KiB), 8 vectors a thread a step,
+// the streamed form's interleaved chunks, plain 16-byte loads; one block an SM (the registers of 8 vectors a step).
+// H200, 1 GiB of full-range doubles, the digit adds alone against CUB in one program: 256 threads on their own
+// columns 0.88x, 384 threads on 128 columns 0.96-0.97x, on 64 columns 0.98x; the same 384 threads with 201 KiB of
+// shared memory reserved (the L1 cache it leaves: 27 KiB) 0.86x (docs/PERFORMANCE.md).
+template <class T>
+struct exact_digit_columns_tuning {
+  static_assert(std::same_as<T, double>, "digit_columns: binary64 only (docs/EXACT.md)");
+  static constexpr exact_block_algorithm algorithm = exact_block_algorithm::digit_columns;
+  using shape = exact_digit_columns_shape<384, 64, 8>;
+  static constexpr int unroll = shape::unroll;
+  static constexpr int block_threads = shape::threads;
+  static constexpr int load = 0;
+  static constexpr bool interleave = true;
+  static constexpr int min_blocks = 1;
+  static constexpr std::size_t shared_bytes = shape::shared_bytes;
+};
 // Kernel 1's streamed form (tuning.hpp exact.interleave=1): the type's default algorithm and steps, with the blocks
 // taking interleaved chunks of U B vectors (the whole grid reads one narrow band of the input at a time instead of
 // one stream a block) and the loads asking L2 for 256-byte blocks (exact_load kind 2). Every term is still added once,
@@ -243,6 +266,12 @@ DETRED_HD DETRED_INLINE uint4 exact_load(const uint4* p) {
   return *p;
 #endif
 }
+
+// exact_load<Kind> as a function object (exact_digit_columns_terms takes the load flavour as one).
+template <int Kind>
+struct exact_loader {
+  DETRED_HD DETRED_INLINE uint4 operator()(const uint4* p) const { return exact_load<Kind>(p); }
+};
 
 // The thread's start, once its first step's loads are issued (or before its first term where it has no whole step):
 // Thread::begin() where it has one (the exponent bins clear their rows there, overlapping the loads' latency).
@@ -593,6 +622,30 @@ DETRED_HD DETRED_INLINE unsigned exact_thread_share(long long* limbs, double* bi
   }
 }
 
+// Thread `tid`'s share under digit_columns (host and device: the host emulation runs a block's threads one after the
+// other), into the block's cleared digit rows `rows` (at the 32-bit shared-memory address `rows_address` on the
+// device): exact_digit_columns_terms, then the flags: -0.0 only or not, and where the thread met a NaN or an infinity
+// (its largest field 2047) its NaN and infinity flags from its terms' bits, through the same partition
+// (exact_thread_terms with exact_special_scan). Returns the flags.
+template <class T, class Tune>
+DETRED_HD DETRED_INLINE unsigned exact_digit_columns_share(unsigned* rows, unsigned rows_address,
+                                                           const T* __restrict__ x, std::uint64_t n, std::uint64_t head,
+                                                           std::uint64_t vectors, std::uint64_t share,
+                                                           std::uint64_t block, int tid) {
+  static_assert(std::same_as<T, double> && exact_interleaved<Tune>, "binary64, the interleaved partition");
+  using S = exact_state<T>;
+  unsigned others = 0;
+  const int highest = exact_digit_columns_terms<typename Tune::shape>(
+      rows, rows_address, x, n, head, vectors, share, block, tid, others, exact_loader<exact_load_kind<Tune>>{});
+  unsigned flags = others ? S::flag_not_only_negative_zero : 0u;
+  if (highest == exact_binary64_geometry::special_field) {
+    exact_special_scan<Tune::block_threads, unsigned long long> scan;
+    exact_thread_terms<T, Tune>(scan, x, n, head, vectors, share, block, tid);
+    flags |= scan.flags;
+  }
+  return flags;
+}
+
 // The launch's partition of n terms at x: `head` elements before the first 16-byte boundary (x is element-aligned),
 // `vectors` whole vectors, `blocks` blocks of `per_block` vectors (the last one shorter), each block over at most
 // 2^30 / E vectors (block 0 adds at most 2E - 2 elements more). `wanted`: the block count to aim at (speed only).
@@ -800,6 +853,50 @@ __global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
   }
 }
 
+// Kernel 1 for binary64 large sums (digit_columns, exact_digit_columns.cuh): the block's digit rows in dynamic shared
+// memory (row r of column c at word r * C + c, cleared first), every thread adding its share into column tid % C;
+// then limb k of the block is rows 2k and 2k + 1 of every column added (exact_column_limb_part), written in split form
+// with the block's flags. Two kernels only (A = void): small sums take warp_levels.
+template <class T, class Tune, class A = void>
+__global__ void __launch_bounds__(Tune::block_threads, Tune::min_blocks)
+    exact_digit_columns_kernel(const T* __restrict__ x, std::uint64_t n, std::uint64_t head, std::uint64_t vectors,
+                               std::uint64_t share, long long* block_limbs, unsigned* block_flags, A* out,
+                               unsigned long long* arrivals) {
+  static_assert(std::is_void_v<A>, "digit_columns: large sums, two kernels");
+  (void)out;
+  (void)arrivals;
+  using Shape = typename Tune::shape;
+  constexpr int L = exact_state<T>::limb_count;
+  constexpr int B = Shape::threads, C = Shape::columns, warps = B / 32;
+  extern __shared__ long long exact_limbs[];
+  __shared__ long long total[L];
+  __shared__ unsigned shared_flags;
+  unsigned* const rows = reinterpret_cast<unsigned*>(exact_limbs);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  for (int w = tid; w < Shape::rows * C; w += B) rows[w] = 0;
+  if (tid == 0) shared_flags = 0;
+  cudaTriggerProgrammaticLaunchCompletion();
+  cudaGridDependencySynchronize();  // as exact_block_kernel: no global memory before the kernel before it is done
+  __syncthreads();
+  const unsigned thread_flags = exact_digit_columns_share<T, Tune>(rows, unsigned(__cvta_generic_to_shared(rows)), x, n,
+                                                                   head, vectors, share, blockIdx.x, tid);
+  const unsigned flags = __reduce_or_sync(0xffffffffu, thread_flags);
+  __syncthreads();  // every thread's atomics on the rows are done
+  if (lane == 0 && flags) atomicOr(&shared_flags, flags);
+  // Warp w adds limbs w, w + warps, ...: lane l the columns l, l + 32, ...
+  for (int k = warp; k < L; k += warps) {
+    long long s = 0;
+#pragma unroll
+    for (int c = lane; c < C; c += 32) s += exact_column_limb_part<Shape>(rows, k, c);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) total[k] = s;
+  }
+  __syncthreads();
+  if (tid == 0) block_flags[blockIdx.x] = shared_flags;
+  for (int k = tid; k < L; k += B) block_limbs[std::uint64_t(blockIdx.x) * L + k] = exact_split_limb<L>(total, k);
+}
+
 // Kernel 1 for binary64 small sums (warp_levels, exact_warp_levels.cuh): lane t's rows at lane_rows[k * B + t]
 // (dynamic shared memory, cleared by a warp at its first slow step), warp w's deposit rows at deposit_rows[w * R + k]
 // (static, cleared first). Limb k of the block: the warps' deposit rows k plus, for the warps that used their lanes'
@@ -939,6 +1036,9 @@ int exact_resident_blocks() {
   if constexpr (Tune::algorithm == exact_block_algorithm::warp_levels)
     return exact_resident_blocks_of<T, Tune, A>(reinterpret_cast<const void*>(exact_warp_levels_kernel<T, Tune, A>),
                                                 Tune::block_threads, exact_shared_bytes<T, Tune>);
+  else if constexpr (Tune::algorithm == exact_block_algorithm::digit_columns)
+    return exact_resident_blocks_of<T, Tune, A>(reinterpret_cast<const void*>(exact_digit_columns_kernel<T, Tune, A>),
+                                                Tune::block_threads, exact_shared_bytes<T, Tune>);
   else
     return exact_resident_blocks_of<T, Tune, A>(reinterpret_cast<const void*>(exact_block_kernel<T, Tune, A>),
                                                 Tune::block_threads, exact_shared_bytes<T, Tune>);
@@ -991,6 +1091,8 @@ int launch_exact_blocks(const T* d_in, std::uint64_t n, void* d_workspace, cudaS
   };
   if constexpr (Tune::algorithm == exact_block_algorithm::warp_levels)
     launch(exact_warp_levels_kernel<T, Tune, A>);
+  else if constexpr (Tune::algorithm == exact_block_algorithm::digit_columns)
+    launch(exact_digit_columns_kernel<T, Tune, A>);
   else
     launch(exact_block_kernel<T, Tune, A>);
   check(cudaGetLastError(), "cuda::sum (exact): block kernel launch");
@@ -1030,7 +1132,8 @@ inline void exact_check_size(std::uint64_t n) {
 }
 
 // Kernel 1 in the form the tuning asks for: the streamed form (exact.interleave=1) for n <= 2^40 (small sums with its
-// short steps, exact_small; larger ones with the load flavour of exact.load32 / exact.load64), else the default.
+// short steps, exact_small; larger ones by digit columns for binary64 where exact.digits64 = 1, else with the load
+// flavour of exact.load32 / exact.load64), else the default.
 template <class T>
 int launch_exact_blocks_tuned(const T* d_in, std::uint64_t n, void* d_workspace, cudaStream_t stream,
                               long long*& block_limbs, unsigned*& block_flags) {
@@ -1039,6 +1142,12 @@ int launch_exact_blocks_tuned(const T* d_in, std::uint64_t n, void* d_workspace,
     return launch_exact_blocks<T, exact_small_path_tuning<T>>(d_in, n, d_workspace, stream, block_limbs, block_flags);
   const exact_tuning tune = current_tuning().exact;
   if (tune.interleave && n <= (std::uint64_t{1} << 40)) {
+    // binary64 by digit columns where the tuning asks for them (the high class's default).
+    if constexpr (std::same_as<T, double>) {
+      if (tune.digits64)
+        return launch_exact_blocks<T, exact_digit_columns_tuning<T>>(d_in, n, d_workspace, stream, block_limbs,
+                                                                     block_flags);
+    }
     // binary16 and bfloat16 keep the 256-byte fetches: their plain loads are not measured on the H200.
     if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
       if ((std::same_as<T, double> ? tune.load64 : tune.load32) == 0)

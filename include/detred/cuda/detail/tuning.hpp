@@ -78,11 +78,15 @@ struct scan_tuning {
 // load32, load64: the streamed form's loads above the small sums (16 MiB) for binary32 and for binary64 inputs: 2 (the
 // default) non-coherent 16-byte loads without L1 allocation, L2 fetching 256-byte blocks; 0 plain 16-byte loads.
 // binary16 and bfloat16 inputs always take 2.
+// digits64 = 1: binary64 sums above the small sums (with interleave = 1) take the digit-column kernel 1
+// (exact_digit_columns_tuning: every term by five shared-memory atomics into digit rows six threads share, 12 warps
+// an SM, plain loads; load64 then unused); 0 (the default): extracted levels.
 struct exact_tuning {
   int waves = 1;
   int interleave = 1;
   int load32 = 2;
   int load64 = 2;
+  int digits64 = 0;
 };
 
 // The row family (src/cuda/rows/): threads a block of the shared-memory log-sum-exp kernel (softmax, log_softmax and
@@ -106,7 +110,9 @@ struct tuning {
 //   H100, which keeps the single pass at 256), and the exact sum's streamed kernel 1 reads binary32 inputs with plain
 //   16-byte loads above 16 MiB (bench_exact sweep, 1 GiB: fp32 0.93 -> 0.99x CUB; the 256-byte L2 fetches, 1-2% faster
 //   on the H100, cost the H200 that much), and binary64 inputs likewise (bench_exact 15, same program, 1 GiB: uniform
-//   0.95-0.96 -> 0.97-0.98x CUB, normal, ill-conditioned and full range 2-3% faster).
+//   0.95-0.96 -> 0.97-0.98x CUB, normal, ill-conditioned and full range 2-3% faster), and binary64 sums above 16 MiB
+//   by digit columns (exact.digits64=1; full range 0.86 -> see docs/PERFORMANCE.md "Exact sum: H200"; not measured on
+//   the H100, which keeps the extracted levels).
 inline tuning defaults_for(bandwidth_class c) {
   tuning t;
   t.scan.prefetch_tiles = 132;
@@ -115,6 +121,7 @@ inline tuning defaults_for(bandwidth_class c) {
     t.sum.block_threads = 128;
     t.exact.load32 = 0;
     t.exact.load64 = 0;
+    t.exact.digits64 = 1;
   }
   return t;
 }
@@ -129,8 +136,8 @@ struct tuning_parse_result {
 // Applies a comma-separated list of key=value overrides to `base` (empty: base unchanged). Keys and their ranges:
 //   sum.block_threads (32..256, a multiple of 32), sum.depth (1, 2),
 //   scan.threads4, scan.threads8 (32, 64, 128, 256), scan.items4, scan.items8 (4, 8, 16, 32), scan.prefetch (0..4096),
-//   exact.waves (1..32), exact.interleave (0, 1), exact.load32, exact.load64 (0, 2), rows.block_threads (0: the
-//   default, or 64..1024, a multiple of 32).
+//   exact.waves (1..32), exact.interleave (0, 1), exact.load32, exact.load64 (0, 2), exact.digits64 (0, 1),
+//   rows.block_threads (0: the default, or 64..1024, a multiple of 32).
 // A value outside its key's range, an unknown key or a malformed token leaves `base` as it was and reports the token.
 inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::string_view spec) {
   tuning_parse_result r{base, true, {}};
@@ -188,6 +195,8 @@ inline tuning_parse_result parse_tuning_overrides(const tuning& base, std::strin
       t.exact.load32 = v;
     else if (key == "exact.load64" && one_of(v, {0, 2}))
       t.exact.load64 = v;
+    else if (key == "exact.digits64" && one_of(v, {0, 1}))
+      t.exact.digits64 = v;
     else if (key == "rows.block_threads" && (v == 0 || (v >= 64 && v <= 1024 && v % 32 == 0)))
       t.rows.block_row_threads = v;
     else
