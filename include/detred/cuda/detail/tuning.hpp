@@ -111,8 +111,9 @@ struct tuning {
 //   16-byte loads above 16 MiB (bench_exact sweep, 1 GiB: fp32 0.93 -> 0.99x CUB; the 256-byte L2 fetches, 1-2% faster
 //   on the H100, cost the H200 that much), and binary64 inputs likewise (bench_exact 15, same program, 1 GiB: uniform
 //   0.95-0.96 -> 0.97-0.98x CUB, normal, ill-conditioned and full range 2-3% faster), and binary64 sums above 16 MiB
-//   by digit columns (exact.digits64=1; full range 0.86 -> see docs/PERFORMANCE.md "Exact sum: H200"; not measured on
-//   the H100, which keeps the extracted levels).
+//   by digit columns (exact.digits64=1; bench_exact sweep, 1 GiB: full range 0.855 -> 0.953-0.961x CUB, uniform,
+//   normal and ill-conditioned 0.956-0.973 -> 0.953-0.963x; not measured on the H100, which keeps the extracted
+//   levels).
 inline tuning defaults_for(bandwidth_class c) {
   tuning t;
   t.scan.prefetch_tiles = 132;
