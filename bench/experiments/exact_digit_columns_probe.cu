@@ -54,6 +54,35 @@ __device__ __forceinline__ void digit_add(unsigned base, unsigned long long b, i
   asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a), "r"(w1 >> 16), "n"(3 * B * 4) : "memory");
   asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a), "r"(w2), "n"(4 * B * 4) : "memory");
 }
+// digit_add's value into the same rows with the shift and the digit split by integer multiplies (the IMAD pipe) instead
+// of funnel shifts and masks (the ALU pipe): 31% fewer ALU instructions, 13% more in all (2026-11-28 run 10: slower).
+template <int B>
+__device__ __forceinline__ void digit_add_mul(unsigned base, unsigned long long b, int& highest, unsigned& others) {
+  const unsigned hi = unsigned(b >> 32), lo = unsigned(b);
+  const int field = int(hi >> 20) & 0x7ff;
+  const unsigned sign = unsigned(int(hi) >> 31);
+  others |= (hi ^ 0x80000000u) | lo;
+  highest = field > highest ? field : highest;
+  const unsigned mh = (hi & 0xfffffu) | (field != 0 ? 0x100000u : 0u);
+  const unsigned long long s = ((unsigned long long)sign << 32) | sign;
+  const unsigned long long x = ((((unsigned long long)mh << 32) | lo) ^ s) - s;
+  const unsigned xl = unsigned(x);
+  const int xh = int(x >> 32);
+  const int pos = (field > 1 ? field : 1) + 13;
+  const unsigned p = 1u << (pos & 15);
+  // x p = c 2^32 + (a mod 2^32): a = xl p (unsigned), c = xh p + floor(a / 2^32) (signed).
+  const unsigned long long a = (unsigned long long)xl * p;
+  const long long c = (long long)xh * (long long)p + (long long)(a >> 32);
+  const unsigned w0 = unsigned(a), w1 = unsigned(c), w2 = unsigned((unsigned long long)c >> 32);
+  const unsigned d1 = __umulhi(w0, 65536u), d3 = __umulhi(w1, 65536u);
+  const unsigned d0 = w0 - d1 * 65536u, d2 = w1 - d3 * 65536u;
+  const unsigned a0 = base + unsigned(pos >> 4) * unsigned(B * 4);
+  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a0), "r"(d0), "n"(0 * B * 4) : "memory");
+  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a0), "r"(d1), "n"(1 * B * 4) : "memory");
+  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a0), "r"(d2), "n"(2 * B * 4) : "memory");
+  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a0), "r"(d3), "n"(3 * B * 4) : "memory");
+  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a0), "r"(w2), "n"(4 * B * 4) : "memory");
+}
 template <int B>
 __device__ __noinline__ void normalize(unsigned* d) {
   int carry = 0;
@@ -67,7 +96,7 @@ __device__ __noinline__ void normalize(unsigned* d) {
 }
 __device__ __forceinline__ void vec_add_4(unsigned base, const ulonglong2& c, int& h, unsigned& o);
 // Registers: the library's loop (one step a turn, each vector reloaded right after its use).
-template <int B, int U, int C = B>
+template <int B, int U, int C = B, bool Mul = false>
 __global__ void __launch_bounds__(B, 1) regk(const ulonglong2* v, uint64_t nv, uint64_t* out) {
   extern __shared__ unsigned W[];
   unsigned* d = W + threadIdx.x % C;
@@ -98,8 +127,13 @@ __global__ void __launch_bounds__(B, 1) regk(const ulonglong2* v, uint64_t nv, u
     const ulonglong2* refill = v + (more ? after : i);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      digit_add<C>(base, next[u].x, highest, others);
-      digit_add<C>(base, next[u].y, highest, others);
+      if constexpr (Mul) {
+        digit_add_mul<C>(base, next[u].x, highest, others);
+        digit_add_mul<C>(base, next[u].y, highest, others);
+      } else {
+        digit_add<C>(base, next[u].x, highest, others);
+        digit_add<C>(base, next[u].y, highest, others);
+      }
       next[u] = refill[u * B];
     }
     i = after;
@@ -317,6 +351,8 @@ int main() {
       report("256/128 U=8 x2 blocks", kern_ms(regk2<256, 8, 128>, r128, v, nv, out, 256, 2));
       report("384/128 U=4 x2 blocks", kern_ms(regk2<384, 4, 128>, r128, v, nv, out, 384, 2));
       report("384/64 U=8", kern_ms(regk<384, 8, 64>, r128 / 2, v, nv, out, 384));
+      report("384/64 U=8 multiplies", kern_ms(regk<384, 8, 64, true>, r128 / 2, v, nv, out, 384));
+      report("512/128 U=6 multiplies", kern_ms(regk<512, 6, 128, true>, r128, v, nv, out, 512));
       if (data == 0) {  // shared-memory stages filled by bulk copies (2026-11-28 run 1: all slower)
         report("256/256 stages U=10 S=2 early",
                kern_ms(stagedk<256, 10, 2, true>, rows_sh + 8 * 2 * 10 * 512, v, nv, out));
