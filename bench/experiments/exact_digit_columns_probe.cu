@@ -6,13 +6,17 @@
 // added, as the library's loop) or from per-warp shared-memory stages filled by bulk copies (cp.async.bulk and an
 // mbarrier a stage); also the 384/128 shape with more shared memory reserved than it uses (the L1 cache it leaves).
 // Each variant's rows are checked against the register form of the same partition ("check"). Not part of the library;
-// timings only (median of 15 calls). Build: cmake --build build --target exact_digit_columns_probe.
+// timings only (median of 15 calls). Build: cmake --build build --target exact_digit_columns_probe. The digit add and
+// the normalisation are the library's (runs 1, 2 and 10 of docs/device-runs/2026-11-28-h200-exact-digit-columns.txt
+// used a copy of them; run 16 this form).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cub/device/device_reduce.cuh>
 #include <cuda/ptx>
 #include <vector>
+
+#include "src/cuda/exact/exact_binary64_digits.cuh"
 __device__ __host__ inline uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -26,33 +30,17 @@ __global__ void gen(uint64_t* x, uint64_t n) {
     x[i] = (r & 0x800fffffffffffffull) | (f << 52);
   }
 }
-constexpr int ROWS = 134;
+constexpr int ROWS = detred::cuda::detail::exact_binary64_digits::rows;  // 134
 __global__ void gen_uniform(double* x, uint64_t n) {
   for (uint64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     x[i] = double(mix(i) >> 11) * 0x1p-53;
 }
-// The library's digit add (exact_binary64_digit_add), Stride = B.
+// The library's digit add (exact_binary64_digit_add, src/cuda/exact/exact_binary64_digits.cuh), Stride = B: the
+// rows at the 32-bit shared-memory address `base`.
 template <int B>
 __device__ __forceinline__ void digit_add(unsigned base, unsigned long long b, int& highest, unsigned& others) {
-  const unsigned hi = unsigned(b >> 32), lo = unsigned(b);
-  const int field = int(hi >> 20) & 0x7ff;
-  const unsigned sign = unsigned(int(hi) >> 31);
-  others |= (hi ^ 0x80000000u) | lo;
-  highest = field > highest ? field : highest;
-  const unsigned mh = (hi & 0xfffffu) | (field != 0 ? 0x100000u : 0u);
-  const unsigned long long s = ((unsigned long long)sign << 32) | sign;
-  const unsigned long long x = ((((unsigned long long)mh << 32) | lo) ^ s) - s;
-  const unsigned xl = unsigned(x), xh = unsigned(x >> 32);
-  const unsigned xs = unsigned(int(xh) >> 31);
-  const int pos = (field > 1 ? field : 1) + 13;
-  const int shift = pos & 15;
-  const unsigned w0 = xl << shift, w1 = __funnelshift_l(xl, xh, shift), w2 = __funnelshift_l(xh, xs, shift);
-  const unsigned a = base + unsigned(pos >> 4) * unsigned(B * 4);
-  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a), "r"(w0 & 0xffffu), "n"(0 * B * 4) : "memory");
-  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a), "r"(w0 >> 16), "n"(1 * B * 4) : "memory");
-  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a), "r"(w1 & 0xffffu), "n"(2 * B * 4) : "memory");
-  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a), "r"(w1 >> 16), "n"(3 * B * 4) : "memory");
-  asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a), "r"(w2), "n"(4 * B * 4) : "memory");
+  detred::cuda::detail::exact_binary64_digit_add<B>(detred::cuda::detail::exact_digit_rows{nullptr, base}, b, highest,
+                                                    others);
 }
 // digit_add's value into the same rows with the shift and the digit split by integer multiplies (the IMAD pipe) instead
 // of funnel shifts and masks (the ALU pipe): 31% fewer ALU instructions, 13% more in all (2026-11-28 run 10: slower).
@@ -83,21 +71,15 @@ __device__ __forceinline__ void digit_add_mul(unsigned base, unsigned long long 
   asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a0), "r"(d3), "n"(3 * B * 4) : "memory");
   asm volatile("red.shared.add.u32 [%0+%2], %1;" ::"r"(a0), "r"(w2), "n"(4 * B * 4) : "memory");
 }
+// The library's normalisation of one thread's (here: one column's) digit rows.
 template <int B>
-__device__ __noinline__ void normalize(unsigned* d) {
-  int carry = 0;
-#pragma unroll 4
-  for (int r = 0; r + 1 < ROWS; ++r) {
-    const int x = int(d[r * B]) + carry;
-    carry = x >> 16;
-    d[r * B] = unsigned(x & 0xffff);
-  }
-  d[(ROWS - 1) * B] += unsigned(carry);
+__device__ __forceinline__ void normalize(unsigned* d) {
+  detred::cuda::detail::exact_normalize_digits<B>(d);
 }
 __device__ __forceinline__ void vec_add_4(unsigned base, const ulonglong2& c, int& h, unsigned& o);
 // Registers: the library's loop (one step a turn, each vector reloaded right after its use).
-template <int B, int U, int C = B, bool Mul = false>
-__global__ void __launch_bounds__(B, 1) regk(const ulonglong2* v, uint64_t nv, uint64_t* out) {
+template <int B, int U, int C = B, bool Mul = false, int MinBlocks = 1>
+__global__ void __launch_bounds__(B, MinBlocks) regk(const ulonglong2* v, uint64_t nv, uint64_t* out) {
   extern __shared__ unsigned W[];
   unsigned* d = W + threadIdx.x % C;
   constexpr unsigned period = (1u << 14) / (B / C);
@@ -134,50 +116,6 @@ __global__ void __launch_bounds__(B, 1) regk(const ulonglong2* v, uint64_t nv, u
         digit_add<C>(base, next[u].x, highest, others);
         digit_add<C>(base, next[u].y, highest, others);
       }
-      next[u] = refill[u * B];
-    }
-    i = after;
-  }
-  if (B != C) __syncthreads();
-  if (threadIdx.x >= C) return;
-  normalize<C>(d);
-  uint64_t a = 0;
-  for (int k = 0; k < ROWS; ++k) a += uint64_t(d[k * C]) * (k + 1) * (threadIdx.x + 7);
-  atomicAdd((unsigned long long*)out, (unsigned long long)a);
-}
-template <int B, int U, int C = B>
-__global__ void __launch_bounds__(B, 2) regk2(const ulonglong2* v, uint64_t nv, uint64_t* out) {
-  extern __shared__ unsigned W[];
-  unsigned* d = W + threadIdx.x % C;
-  constexpr unsigned period = (1u << 14) / (B / C);
-  if (threadIdx.x < C)
-    for (int k = 0; k < ROWS; ++k) d[k * C] = 0;
-  __syncthreads();
-  const unsigned base = unsigned(__cvta_generic_to_shared(d));
-  const uint64_t chunk = uint64_t(B) * U, stride = uint64_t(gridDim.x) * chunk, end = nv / chunk * chunk;
-  uint64_t i = blockIdx.x * chunk + threadIdx.x;
-  int highest = 0;
-  unsigned others = 0, since = 0;
-  ulonglong2 next[U];
-  bool more = i + (U - 1) * B < end;
-  if (more)
-#pragma unroll
-    for (int u = 0; u < U; ++u) next[u] = v[i + u * B];
-  while (more) {
-    if (since + 2 * U > period) {
-      if (B != C) __syncthreads();
-      if (threadIdx.x < C) normalize<C>(d);
-      if (B != C) __syncthreads();
-      since = 0;
-    }
-    since += 2 * U;
-    const uint64_t after = i + stride;
-    more = after + (U - 1) * B < end;
-    const ulonglong2* refill = v + (more ? after : i);
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      digit_add<C>(base, next[u].x, highest, others);
-      digit_add<C>(base, next[u].y, highest, others);
       next[u] = refill[u * B];
     }
     i = after;
@@ -348,8 +286,8 @@ int main() {
       report("384/192 U=8", kern_ms(regk<384, 8, 192>, r192, v, nv, out, 384));
       report("512/128 U=6", kern_ms(regk<512, 6, 128>, r128, v, nv, out, 512));
       report("512/128 U=4", kern_ms(regk<512, 4, 128>, r128, v, nv, out, 512));
-      report("256/128 U=8 x2 blocks", kern_ms(regk2<256, 8, 128>, r128, v, nv, out, 256, 2));
-      report("384/128 U=4 x2 blocks", kern_ms(regk2<384, 4, 128>, r128, v, nv, out, 384, 2));
+      report("256/128 U=8 x2 blocks", kern_ms(regk<256, 8, 128, false, 2>, r128, v, nv, out, 256, 2));
+      report("384/128 U=4 x2 blocks", kern_ms(regk<384, 4, 128, false, 2>, r128, v, nv, out, 384, 2));
       report("384/64 U=8", kern_ms(regk<384, 8, 64>, r128 / 2, v, nv, out, 384));
       report("384/64 U=8 multiplies", kern_ms(regk<384, 8, 64, true>, r128 / 2, v, nv, out, 384));
       report("512/128 U=6 multiplies", kern_ms(regk<512, 6, 128, true>, r128, v, nv, out, 512));
