@@ -56,7 +56,8 @@ DETRED_HD void exact_normalize_columns(unsigned* rows) {
 }
 
 // Limb k (0 .. limb_count - 1) of the value the block's columns hold, as one integer: rows 2k and 2k + 1 of every
-// column, read as signed 32-bit integers, weighted 1 and 2^16 (|.| < C 2^47: far below 2^63; limbs from 67 up are 0).
+// column, read as signed 32-bit integers, weighted 1 and 2^16 (below 2^48 a column, C 2^48 in all: far below 2^63;
+// limbs from 67 up are 0).
 template <class Shape>
 DETRED_HD DETRED_INLINE long long exact_column_limb_part(const unsigned* rows, int k, int c) {
   constexpr int C = Shape::columns;
