@@ -76,13 +76,36 @@ template <int B>
 __device__ __forceinline__ void normalize(unsigned* d) {
   detred::cuda::detail::exact_normalize_digits<B>(d);
 }
+// After a block's last step: each column normalised and a checksum of its rows added to *out (the "check" printed: the
+// same for every variant of one partition, whatever feeds its adds).
+template <int B, int C>
+__device__ __forceinline__ void add_check(unsigned* column, uint64_t* out) {
+  if (B != C) __syncthreads();
+  if (threadIdx.x >= C) return;
+  normalize<C>(column);
+  uint64_t a = 0;
+  for (int k = 0; k < ROWS; ++k) a += uint64_t(column[k * C]) * (k + 1) * (threadIdx.x + 7);
+  atomicAdd((unsigned long long*)out, (unsigned long long)a);
+}
+// Before a step of U vectors: the block's columns normalised (every thread at once, barriers where threads share
+// columns) when the step could bring a column past 2^14 terms since the last normalisation.
+template <int B, int C, int U>
+__device__ __forceinline__ void normalize_when_due(unsigned& since, unsigned* column) {
+  constexpr unsigned period = (1u << 14) / (B / C);
+  if (since + 2 * U > period) {
+    if (B != C) __syncthreads();
+    if (threadIdx.x < C) normalize<C>(column);
+    if (B != C) __syncthreads();
+    since = 0;
+  }
+  since += 2 * U;
+}
 __device__ __forceinline__ void vec_add_4(unsigned base, const ulonglong2& c, int& h, unsigned& o);
 // Registers: the library's loop (one step a turn, each vector reloaded right after its use).
 template <int B, int U, int C = B, bool Mul = false, int MinBlocks = 1>
 __global__ void __launch_bounds__(B, MinBlocks) regk(const ulonglong2* v, uint64_t nv, uint64_t* out) {
   extern __shared__ unsigned W[];
   unsigned* d = W + threadIdx.x % C;
-  constexpr unsigned period = (1u << 14) / (B / C);
   if (threadIdx.x < C)
     for (int k = 0; k < ROWS; ++k) d[k * C] = 0;
   __syncthreads();
@@ -97,13 +120,7 @@ __global__ void __launch_bounds__(B, MinBlocks) regk(const ulonglong2* v, uint64
 #pragma unroll
     for (int u = 0; u < U; ++u) next[u] = v[i + u * B];
   while (more) {
-    if (since + 2 * U > period) {
-      if (B != C) __syncthreads();
-      if (threadIdx.x < C) normalize<C>(d);
-      if (B != C) __syncthreads();
-      since = 0;
-    }
-    since += 2 * U;
+    normalize_when_due<B, C, U>(since, d);
     const uint64_t after = i + stride;
     more = after + (U - 1) * B < end;
     const ulonglong2* refill = v + (more ? after : i);
@@ -120,12 +137,7 @@ __global__ void __launch_bounds__(B, MinBlocks) regk(const ulonglong2* v, uint64
     }
     i = after;
   }
-  if (B != C) __syncthreads();
-  if (threadIdx.x >= C) return;
-  normalize<C>(d);
-  uint64_t a = 0;
-  for (int k = 0; k < ROWS; ++k) a += uint64_t(d[k * C]) * (k + 1) * (threadIdx.x + 7);
-  atomicAdd((unsigned long long*)out, (unsigned long long)a);
+  add_check<B, C>(d, out);
 }
 // Stages: per warp S stages of U * 512 bytes (the warp's 32 vectors of each of the step's U rows), bulk copies.
 template <int B, int U, int S, bool Early, int C = B>
@@ -133,7 +145,6 @@ __global__ void __launch_bounds__(B, 1) stagedk(const ulonglong2* v, uint64_t nv
   extern __shared__ __align__(128) unsigned W[];
   __shared__ uint64_t bars[B / 32][S];
   unsigned* d = W + threadIdx.x % C;
-  constexpr unsigned period = (1u << 14) / (B / C);
   uint4* stages = reinterpret_cast<uint4*>(W + ROWS * C);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   uint4* mine = stages + warp * S * U * 32;
@@ -170,13 +181,7 @@ __global__ void __launch_bounds__(B, 1) stagedk(const ulonglong2* v, uint64_t nv
   unsigned others = 0, since = 0, phase = 0;
   int stage = 0;
   for (; i + (U - 1) * B + 31 < end; i += stride) {
-    if (since + 2 * U > period) {
-      if (B != C) __syncthreads();
-      if (threadIdx.x < C) normalize<C>(d);
-      if (B != C) __syncthreads();
-      since = 0;
-    }
-    since += 2 * U;
+    normalize_when_due<B, C, U>(since, d);
     while (!::cuda::ptx::mbarrier_try_wait_parity(&bar[stage], (phase >> stage) & 1u)) {
     }
     phase ^= 1u << stage;
@@ -204,12 +209,7 @@ __global__ void __launch_bounds__(B, 1) stagedk(const ulonglong2* v, uint64_t nv
     }
     if (++stage == S) stage = 0;
   }
-  if (B != C) __syncthreads();
-  if (threadIdx.x >= C) return;
-  normalize<C>(d);
-  uint64_t a = 0;
-  for (int k = 0; k < ROWS; ++k) a += uint64_t(d[k * C]) * (k + 1) * (threadIdx.x + 7);
-  atomicAdd((unsigned long long*)out, (unsigned long long)a);
+  add_check<B, C>(d, out);
 }
 template <class F>
 float timeit(F f, int reps = 15) {
