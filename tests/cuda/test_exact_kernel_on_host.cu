@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -344,6 +345,9 @@ exact_state<double> emulated_digit_columns_state(const std::vector<double>& x, s
     for (int tid = 0; tid < B; ++tid)
       flags |= exact_digit_columns_share<double, Tune>(rows.data(), 0u, data, n, part.head, part.vectors,
                                                        exact_share<Tune>(part), block, tid);
+    // docs/EXACT.md "Digit columns": the top row only receives carries and stays below 2^15 in magnitude.
+    for (int c = 0; c < C; ++c)
+      EXPECT_LT(std::abs(int(rows[std::size_t(Shape::rows - 1) * C + c])), 1 << 15) << "column " << c;
     S state;
     for (int k = 0; k < L; ++k) {
       long long s = 0;
